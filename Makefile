@@ -1,0 +1,100 @@
+# uopdb - build, test, bench, install.
+#   make            build the uopdb binary and the Lua module
+#   make run        start the REPL (SAMPLE=file.lua runs a sample, then the REPL)
+#   make test       build and run every test (unit, Lua, REPL)
+#   make test-san   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks, printed as a table
+#   make deps       install missing Debian packages
+#   make install    PREFIX=/usr/local
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SAN ?= 0
+
+ifeq ($(SAN),1)
+  BUILD ?= build-san
+  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDSAN := -fsanitize=address,undefined
+else
+  BUILD ?= build
+  OPT := -O2 -g
+  LDSAN :=
+endif
+
+CC ?= cc
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC $(OPT) $(LUA_CFLAGS) -I.
+LDLIBS := $(LUA_LIBS) -lm -lpthread
+
+CORE_SRC := $(sort $(wildcard core/*/*.c))
+VIZ_SRC := $(sort $(wildcard viz/*.c))
+SCRIPT_SRC := $(sort $(wildcard scripting/*.c))
+REPL_SRC := $(sort $(wildcard repl/*.c))
+LUA_EMBED := $(sort $(wildcard scripting/*.lua))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o) $(VIZ_SRC:%.c=$(BUILD)/%.o)
+SCRIPT_OBJ := $(SCRIPT_SRC:%.c=$(BUILD)/%.o) $(LUA_EMBED:scripting/%.lua=$(BUILD)/gen/%_lua.o)
+REPL_OBJ := $(REPL_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all run test test-san test-only bench deps install clean fuzz
+all: $(BUILD)/uopdb $(BUILD)/uopdb.so
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/%_lua.c: scripting/%.lua scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $< $@ uopdb_lua_$*
+
+$(BUILD)/gen/%_lua.o: $(BUILD)/gen/%_lua.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libuopdb.a: $(CORE_OBJ) $(SCRIPT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/uopdb: $(REPL_OBJ) $(BUILD)/libuopdb.a
+	$(CC) $(LDSAN) -o $@ $(REPL_OBJ) $(BUILD)/libuopdb.a $(LDLIBS) -ledit
+
+# the module a stock lua5.4 loads with require "uopdb" (Lua symbols come from the host)
+$(BUILD)/uopdb.so: $(CORE_OBJ) $(SCRIPT_OBJ)
+	$(CC) $(LDSAN) -shared -o $@ $^ -lm -lpthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libuopdb.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS) -lcmocka
+
+run: deps all
+	@if [ -n "$(SAMPLE)" ]; then $(BUILD)/uopdb -i $(SAMPLE); else $(BUILD)/uopdb; fi
+
+test: deps
+	@$(MAKE) --no-print-directory test-only
+
+test-only: all $(UNIT_BIN)
+	@tests/run_all.sh $(BUILD)
+
+test-san:
+	@$(MAKE) --no-print-directory test SAN=1
+
+$(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench SAN=0
+	@$(BUILD)/bench
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4
+	install -m 755 $(BUILD)/uopdb $(DESTDIR)$(PREFIX)/bin/uopdb
+	install -m 644 $(BUILD)/uopdb.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/uopdb.so
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

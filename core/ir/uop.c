@@ -1,0 +1,414 @@
+/* uop.c - the UOp context: interning, well-formedness checks, constructors
+ * and traversal. */
+#include "uctx_internal.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool ptrtable_grow(PtrTable *t, uint64_t (*hash_of)(const void *)) {
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    const void **ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        const void *e = t->slots[i];
+        if (!e) continue;
+        size_t j = hash_of(e) & (ncap - 1);
+        while (ns[j]) j = (j + 1) & (ncap - 1);
+        ns[j] = e;
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return true;
+}
+
+UCtx *uctx_new(void) {
+    UCtx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    arena_init(&c->arena);
+    return c;
+}
+
+void uctx_free(UCtx *c) {
+    if (!c) return;
+    arena_free(&c->arena);
+    free(c->nodes.slots);
+    free(c->args.slots);
+    free(c->by_id);
+    free(c);
+}
+
+const char *uctx_error(const UCtx *c) { return c->err; }
+void uctx_clear_error(UCtx *c) { c->err[0] = 0; }
+void uctx_set_error(UCtx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+}
+size_t uctx_node_count(const UCtx *c) { return c->nid; }
+size_t uctx_bytes(const UCtx *c) {
+    return c->arena.reserved_bytes + (c->nodes.cap + c->args.cap) * sizeof(void *) + c->cap_id * sizeof(UOp *);
+}
+const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg, const Arg *tag) {
+    uint64_t h = mix((uint64_t)op, (uint64_t)(uintptr_t)dt);
+    h = mix(h, (uint64_t)(uintptr_t)arg);
+    h = mix(h, (uint64_t)(uintptr_t)tag);
+    for (int i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
+    return h;
+}
+
+static uint64_t hash_of_node(const void *p) { return ((const UOp *)p)->hash; }
+
+const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                      const Arg *tag) {
+    if (nsrc > 65535) { uctx_set_error(c, "%s: too many sources (%d)", op_name(op), nsrc); return NULL; }
+    uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
+    PtrTable *t = &c->nodes;
+    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t, hash_of_node)) {
+        uctx_set_error(c, "out of memory");
+        return NULL;
+    }
+    size_t mask = t->cap - 1;
+    size_t i = h & mask;
+    for (;; i = (i + 1) & mask) {
+        const UOp *e = t->slots[i];
+        if (!e) break;
+        if (e->hash == h && e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
+            (nsrc == 0 || memcmp(e->src, src, (size_t)nsrc * sizeof *src) == 0))
+            return e;
+    }
+    if (c->nid == c->cap_id) {
+        size_t ncap = c->cap_id ? c->cap_id * 2 : 1024;
+        const UOp **nb = realloc(c->by_id, ncap * sizeof *nb);
+        if (!nb) { uctx_set_error(c, "out of memory"); return NULL; }
+        c->by_id = nb;
+        c->cap_id = ncap;
+    }
+    UOp *u = arena_alloc(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
+    if (!u) { uctx_set_error(c, "out of memory"); return NULL; }
+    u->id = (uint32_t)c->nid;
+    u->op = (uint16_t)op;
+    u->nsrc = (uint16_t)nsrc;
+    u->dtype = dt;
+    u->arg = arg;
+    u->tag = tag;
+    u->hash = h;
+    if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
+    c->by_id[c->nid++] = u;
+    t->slots[i] = u;
+    t->count++;
+    return u;
+}
+
+/* ---- well-formedness ---- */
+
+static const char *dtstr(const DType *d, char *buf, size_t n) {
+    StrBuf sb;
+    sb_init(&sb);
+    dt_format(&sb, d);
+    snprintf(buf, n, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return buf;
+}
+
+static bool arg_is_num(const Arg *a) {
+    return a && (a->kind == ARG_INT || a->kind == ARG_FLOAT || a->kind == ARG_BOOL || a->kind == ARG_INVALID);
+}
+
+bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg) {
+    char b1[64], b2[64], b3[64];
+    const char *on = op_name(op);
+    if ((unsigned)op >= OP_COUNT) { uctx_set_error(c, "unknown op %d", (int)op); return false; }
+    if (!dt) { uctx_set_error(c, "%s: missing dtype", on); return false; }
+    int lo = op_min_srcs(op), hi = op_max_srcs(op);
+    if (nsrc < lo || (hi >= 0 && nsrc > hi)) {
+        if (lo == hi) uctx_set_error(c, "%s needs %d source%s, got %d", on, lo, lo == 1 ? "" : "s", nsrc);
+        else if (hi < 0) uctx_set_error(c, "%s needs at least %d source%s, got %d", on, lo, lo == 1 ? "" : "s", nsrc);
+        else uctx_set_error(c, "%s needs %d to %d sources, got %d", on, lo, hi, nsrc);
+        return false;
+    }
+    for (int i = 0; i < nsrc; i++)
+        if (!src[i]) { uctx_set_error(c, "%s: source %d is missing", on, i); return false; }
+    uint32_t f = op_flags(op);
+    if (f & OPF_UNARY) {
+        if (src[0]->dtype != dt) {
+            uctx_set_error(c, "%s: result dtype %s differs from its source's %s (node %u)", on,
+                           dtstr(dt, b1, sizeof b1), dtstr(src[0]->dtype, b2, sizeof b2), src[0]->id);
+            return false;
+        }
+        if (dt_is_ptr(dt) || dt->sk == SK_VOID) { uctx_set_error(c, "%s: needs a value dtype, got %s", on, dtstr(dt, b1, sizeof b1)); return false; }
+    } else if (f & OPF_BINARY) {
+        if (src[0]->dtype != src[1]->dtype) {
+            uctx_set_error(c, "%s: sources have different dtypes, %s (node %u) and %s (node %u)", on,
+                           dtstr(src[0]->dtype, b1, sizeof b1), src[0]->id, dtstr(src[1]->dtype, b2, sizeof b2),
+                           src[1]->id);
+            return false;
+        }
+        const DType *sd = src[0]->dtype;
+        if (dt_is_ptr(sd) || sd->sk == SK_VOID) { uctx_set_error(c, "%s: needs value sources, got %s", on, dtstr(sd, b1, sizeof b1)); return false; }
+        if (f & OPF_COMPARISON) {
+            if (dt != dt_vec(DT_BOOL, sd->count)) {
+                uctx_set_error(c, "%s: a comparison gives %s, not %s", on, dtstr(dt_vec(DT_BOOL, sd->count), b1, sizeof b1),
+                               dtstr(dt, b2, sizeof b2));
+                return false;
+            }
+        } else if (dt != sd) {
+            uctx_set_error(c, "%s: result dtype %s differs from its sources' %s", on, dtstr(dt, b1, sizeof b1),
+                           dtstr(sd, b2, sizeof b2));
+            return false;
+        }
+        if ((op == OP_IDIV || op == OP_MOD || op == OP_SHL || op == OP_SHR) && !dt_is_int(sd)) {
+            uctx_set_error(c, "%s: needs integer sources, got %s", on, dtstr(sd, b1, sizeof b1));
+            return false;
+        }
+        if ((op == OP_AND || op == OP_OR || op == OP_XOR) && dt_is_float(sd)) {
+            uctx_set_error(c, "%s: needs integer or bool sources, got %s", on, dtstr(sd, b1, sizeof b1));
+            return false;
+        }
+    } else if (op == OP_WHERE) {
+        if (!dt_is_bool(src[0]->dtype) || dt_is_ptr(src[0]->dtype)) {
+            uctx_set_error(c, "WHERE: the condition (node %u) must be bool, got %s", src[0]->id,
+                           dtstr(src[0]->dtype, b1, sizeof b1));
+            return false;
+        }
+        if (src[1]->dtype != src[2]->dtype || src[1]->dtype != dt) {
+            uctx_set_error(c, "WHERE: branches and result must share a dtype, got %s, %s -> %s",
+                           dtstr(src[1]->dtype, b1, sizeof b1), dtstr(src[2]->dtype, b2, sizeof b2),
+                           dtstr(dt, b3, sizeof b3));
+            return false;
+        }
+    } else if (op == OP_MULACC) {
+        if (src[0]->dtype != dt || src[1]->dtype != dt || src[2]->dtype != dt) {
+            uctx_set_error(c, "MULACC: all sources and the result must share a dtype");
+            return false;
+        }
+    }
+    switch (op) {
+    case OP_CONST:
+        if (!arg_is_num(arg)) { uctx_set_error(c, "CONST needs a number, bool or Invalid as its arg"); return false; }
+        if (dt->sk == SK_VOID || dt_is_ptr(dt)) { uctx_set_error(c, "CONST needs a value dtype, got %s", dtstr(dt, b1, sizeof b1)); return false; }
+        break;
+    case OP_VCONST:
+        if (!arg || arg->kind != ARG_TUPLE || (int)arg->n != dt->count) {
+            uctx_set_error(c, "VCONST needs a tuple of %d values as its arg", dt->count);
+            return false;
+        }
+        for (uint32_t i = 0; i < arg->n; i++)
+            if (!arg_is_num(arg->items[i])) { uctx_set_error(c, "VCONST: element %u is not a number", i); return false; }
+        break;
+    case OP_DEFINE_VAR:
+        if (!arg || arg->kind != ARG_TUPLE || arg->n != 3 || !arg->items[0] || arg->items[0]->kind != ARG_STR ||
+            !arg_is_num(arg->items[1]) || !arg_is_num(arg->items[2])) {
+            uctx_set_error(c, "DEFINE_VAR needs the arg (name, min, max)");
+            return false;
+        }
+        if (arg->items[1]->kind == ARG_INT && arg->items[2]->kind == ARG_INT && arg->items[1]->v.i > arg->items[2]->v.i) {
+            uctx_set_error(c, "DEFINE_VAR %.*s: min %lld is above max %lld", (int)arg->items[0]->n, arg->items[0]->v.s,
+                           (long long)arg->items[1]->v.i, (long long)arg->items[2]->v.i);
+            return false;
+        }
+        break;
+    case OP_RANGE:
+        if (!dt_is_int(src[0]->dtype)) { uctx_set_error(c, "RANGE: its end (node %u) must be an integer", src[0]->id); return false; }
+        if (!arg || arg->kind != ARG_TUPLE || arg->n < 2 || !arg->items[0] || arg->items[0]->kind != ARG_INT ||
+            !arg->items[arg->n - 1] || arg->items[arg->n - 1]->kind != ARG_AXIS) {
+            uctx_set_error(c, "RANGE needs the arg (axis_id, ..., AxisType)");
+            return false;
+        }
+        break;
+    case OP_VECTORIZE:
+        if (dt_vcount(dt) != nsrc) {
+            uctx_set_error(c, "VECTORIZE of %d sources must have a vector count of %d, got %s", nsrc, nsrc,
+                           dtstr(dt, b1, sizeof b1));
+            return false;
+        }
+        for (int i = 0; i < nsrc; i++)
+            if (dt_with_count(src[i]->dtype, 1) != dt_with_count(dt, 1) || dt_vcount(src[i]->dtype) != 1) {
+                uctx_set_error(c, "VECTORIZE: source %d (node %u) is %s, expected %s", i, src[i]->id,
+                               dtstr(src[i]->dtype, b1, sizeof b1), dtstr(dt_with_count(dt, 1), b2, sizeof b2));
+                return false;
+            }
+        break;
+    case OP_GEP:
+        if (!arg || arg->kind != ARG_TUPLE) { uctx_set_error(c, "GEP needs a tuple of element indices as its arg"); return false; }
+        for (uint32_t i = 0; i < arg->n; i++)
+            if (!arg->items[i] || arg->items[i]->kind != ARG_INT || arg->items[i]->v.i < 0 ||
+                arg->items[i]->v.i >= dt_vcount(src[0]->dtype)) {
+                uctx_set_error(c, "GEP: element %u is out of range for %s", i, dtstr(src[0]->dtype, b1, sizeof b1));
+                return false;
+            }
+        break;
+    case OP_SINK:
+        if (dt->sk != SK_VOID) { uctx_set_error(c, "SINK must have dtype void"); return false; }
+        break;
+    case OP_CAST:
+        if (dt->sk == SK_VOID) { uctx_set_error(c, "CAST to void"); return false; }
+        break;
+    default: break;
+    }
+    return true;
+}
+
+const UOp *uop_new_tagged(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                          const Arg *tag) {
+    if (!uop_check(c, op, dt, src, nsrc, arg)) return NULL;
+    return uop_intern(c, op, dt, src, nsrc, arg, tag);
+}
+
+const UOp *uop_new(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg) {
+    return uop_new_tagged(c, op, dt, src, nsrc, arg, NULL);
+}
+
+const UOp *uop_with_src(UCtx *c, const UOp *u, const UOp *const *src, int nsrc) {
+    return uop_intern(c, uop_op(u), u->dtype, src, nsrc, u->arg, u->tag);
+}
+
+/* ---- convenience constructors ---- */
+
+const UOp *uop_const_arg(UCtx *c, const DType *dt, const Arg *v) {
+    if (!v) return NULL;
+    return uop_new(c, OP_CONST, dt, NULL, 0, v);
+}
+
+const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v) {
+    if (!dt) return NULL;
+    if (dt_is_float(dt)) return uop_const_float(c, dt, (double)v);
+    if (dt_is_bool(dt)) return uop_const_arg(c, dt, arg_bool(c, v != 0));
+    return uop_const_arg(c, dt, arg_int(c, v));
+}
+
+const UOp *uop_const_float(UCtx *c, const DType *dt, double v) {
+    if (!dt) return NULL;
+    if (dt_is_int(dt)) {
+        if (!isfinite(v)) { uctx_set_error(c, "CONST: %g is not an integer", v); return NULL; }
+        return uop_const_arg(c, dt, arg_int(c, (int64_t)v));
+    }
+    if (dt_is_bool(dt)) return uop_const_arg(c, dt, arg_bool(c, v != 0));
+    return uop_const_arg(c, dt, arg_float(c, v));
+}
+
+const UOp *uop_const_bool(UCtx *c, bool v) { return uop_const_arg(c, DT_BOOL, arg_bool(c, v)); }
+
+const UOp *uop_var(UCtx *c, const char *name, int64_t lo, int64_t hi) {
+    const Arg *items[3] = {arg_str(c, name), arg_int(c, lo), arg_int(c, hi)};
+    if (!items[0] || !items[1] || !items[2]) return NULL;
+    return uop_new(c, OP_DEFINE_VAR, DT_INDEX, NULL, 0, arg_tuple(c, items, 3));
+}
+
+const UOp *uop_range(UCtx *c, const UOp *end, int64_t axis_id, AxisType at) {
+    const Arg *items[2] = {arg_int(c, axis_id), arg_axis(c, at)};
+    if (!end) { uctx_set_error(c, "RANGE: missing end"); return NULL; }
+    return uop_new(c, OP_RANGE, end->dtype, &end, 1, arg_tuple(c, items, 2));
+}
+
+const UOp *uop_alu(UCtx *c, Op op, const UOp *const *src, int nsrc) {
+    for (int i = 0; i < nsrc; i++)
+        if (!src[i]) { uctx_set_error(c, "%s: source %d is missing", op_name(op), i); return NULL; }
+    if (nsrc < 1) { uctx_set_error(c, "%s needs sources", op_name(op)); return NULL; }
+    const DType *dt = src[0]->dtype;
+    if (op_is(op, OPF_COMPARISON)) dt = dt_vec(DT_BOOL, src[0]->dtype->count);
+    else if (op == OP_WHERE && nsrc == 3) dt = src[1]->dtype;
+    return uop_new(c, op, dt, src, nsrc, NULL);
+}
+
+const UOp *uop_binary(UCtx *c, Op op, const UOp *a, const UOp *b) {
+    const UOp *s[2] = {a, b};
+    return uop_alu(c, op, s, 2);
+}
+const UOp *uop_unary(UCtx *c, Op op, const UOp *a) { return uop_alu(c, op, &a, 1); }
+const UOp *uop_where(UCtx *c, const UOp *cond, const UOp *a, const UOp *b) {
+    const UOp *s[3] = {cond, a, b};
+    return uop_alu(c, OP_WHERE, s, 3);
+}
+const UOp *uop_cast(UCtx *c, const UOp *a, const DType *dt) {
+    if (!a || !dt) { uctx_set_error(c, "CAST: missing source or dtype"); return NULL; }
+    if (dt->count == 1 && a->dtype->count != 1 && !dt_is_ptr(dt)) dt = dt_vec(dt, a->dtype->count);
+    if (a->dtype == dt) return a;
+    return uop_new(c, OP_CAST, dt, &a, 1, NULL);
+}
+const UOp *uop_sink(UCtx *c, const UOp *const *src, int nsrc) { return uop_new(c, OP_SINK, DT_VOID, src, nsrc, NULL); }
+
+bool uop_const_value(const UOp *u, double *out) {
+    if (uop_op(u) != OP_CONST || !u->arg) return false;
+    switch (u->arg->kind) {
+    case ARG_INT: *out = (double)u->arg->v.i; return true;
+    case ARG_FLOAT: *out = u->arg->v.f; return true;
+    case ARG_BOOL: *out = u->arg->v.b; return true;
+    default: return false;
+    }
+}
+
+bool uop_const_int_value(const UOp *u, int64_t *out) {
+    if (uop_op(u) != OP_CONST || !u->arg) return false;
+    if (u->arg->kind == ARG_INT) { *out = u->arg->v.i; return true; }
+    if (u->arg->kind == ARG_BOOL) { *out = u->arg->v.b; return true; }
+    return false;
+}
+
+/* ---- traversal ---- */
+
+/* Iterative DFS.  A node is always created after its sources, so every
+ * source has a smaller id than its user and a bitmap of root->id+1 bits is
+ * a complete visited set. */
+typedef struct Frame { const UOp *u; uint32_t next; } Frame;
+
+const UOp **uop_toposort(const UOp *root, size_t *n) {
+    *n = 0;
+    if (!root) return NULL;
+    size_t cap = 256, len = 0, scap = 64, sp = 0;
+    uint64_t *seen = calloc(root->id / 64 + 1, sizeof *seen);
+    const UOp **out = malloc(cap * sizeof *out);
+    Frame *stack = malloc(scap * sizeof *stack);
+    if (!seen || !out || !stack) goto oom;
+    stack[sp++] = (Frame){root, 0};
+    seen[root->id / 64] |= 1ull << (root->id % 64);
+    while (sp) {
+        Frame *f = &stack[sp - 1];
+        if (f->next < f->u->nsrc) {
+            const UOp *s = f->u->src[f->next++];
+            if (seen[s->id / 64] >> (s->id % 64) & 1) continue;
+            seen[s->id / 64] |= 1ull << (s->id % 64);
+            if (sp == scap) {
+                Frame *nsk = realloc(stack, (scap *= 2) * sizeof *nsk);
+                if (!nsk) goto oom;
+                stack = nsk;
+            }
+            stack[sp++] = (Frame){s, 0};
+        } else {
+            if (len == cap) {
+                const UOp **no = realloc(out, (cap *= 2) * sizeof *no);
+                if (!no) goto oom;
+                out = no;
+            }
+            out[len++] = f->u;
+            sp--;
+        }
+    }
+    free(seen);
+    free(stack);
+    *n = len;
+    return out;
+oom:
+    free(seen);
+    free(out);
+    free(stack);
+    return NULL;
+}
+
+size_t uop_graph_size(const UOp *root) {
+    size_t n;
+    const UOp **t = uop_toposort(root, &n);
+    free(t);
+    return n;
+}

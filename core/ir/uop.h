@@ -1,0 +1,87 @@
+/* uop.h - the IR node.  A UOp is immutable (op, dtype, src[], arg, tag),
+ * hash-consed in a context (UCtx): building the same node twice returns the
+ * same pointer, so structural equality is pointer equality.  Each node gets a
+ * stable id (creation order, never reused) that printers name it by. */
+#ifndef UOPDB_UOP_H
+#define UOPDB_UOP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ops.h"
+#include "dtype.h"
+#include "arg.h"
+
+typedef struct UCtx UCtx;
+
+typedef struct UOp {
+    uint32_t id;
+    uint16_t op;          /* Op */
+    uint16_t nsrc;
+    const DType *dtype;
+    const Arg *arg;       /* NULL: None */
+    const Arg *tag;       /* NULL: no tag */
+    uint64_t hash;
+    /* lazily computed value bounds (see core/sym/bounds.h) */
+    int64_t vmin, vmax;
+    uint8_t bounds_state; /* 0 unknown, 1 computed */
+    const struct UOp *src[];
+} UOp;
+
+UCtx *uctx_new(void);
+void uctx_free(UCtx *c);
+/* The message of the last failed call on this context ("" if none). */
+const char *uctx_error(const UCtx *c);
+void uctx_clear_error(UCtx *c);
+void uctx_set_error(UCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t uctx_node_count(const UCtx *c);
+size_t uctx_bytes(const UCtx *c);     /* memory held by nodes, args and tables */
+/* Node by stable id, NULL if none. */
+const UOp *uctx_node(const UCtx *c, uint32_t id);
+
+/* Interns a node after checking arity and dtypes; returns NULL and sets the
+ * context error when the node is ill-formed.  Never aborts. */
+const UOp *uop_new(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg);
+const UOp *uop_new_tagged(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                          const Arg *tag);
+/* Interns without the well-formedness check (for the rewrite engine
+ * rebuilding a node whose sources changed, and for parsers that report
+ * errors themselves). */
+const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                      const Arg *tag);
+/* Checks a would-be node; returns false and sets the context error if bad. */
+bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg);
+/* The same node with other sources (same op, dtype, arg, tag). */
+const UOp *uop_with_src(UCtx *c, const UOp *u, const UOp *const *src, int nsrc);
+
+static inline Op uop_op(const UOp *u) { return (Op)u->op; }
+
+/* ---- convenience constructors (all checked; NULL + error on bad input) ---- */
+const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v);
+const UOp *uop_const_float(UCtx *c, const DType *dt, double v);
+const UOp *uop_const_bool(UCtx *c, bool v);
+const UOp *uop_const_arg(UCtx *c, const DType *dt, const Arg *v); /* CONST with any arg (e.g. Invalid) */
+/* DEFINE_VAR of dtype index with arg (name, lo, hi) */
+const UOp *uop_var(UCtx *c, const char *name, int64_t lo, int64_t hi);
+/* RANGE(end) of dtype index with arg (axis_id, axis_type) */
+const UOp *uop_range(UCtx *c, const UOp *end, int64_t axis_id, AxisType at);
+/* ALU ops: dtype inferred (comparisons give bool, WHERE gives the branch type) */
+const UOp *uop_alu(UCtx *c, Op op, const UOp *const *src, int nsrc);
+const UOp *uop_binary(UCtx *c, Op op, const UOp *a, const UOp *b);
+const UOp *uop_unary(UCtx *c, Op op, const UOp *a);
+const UOp *uop_where(UCtx *c, const UOp *cond, const UOp *a, const UOp *b);
+const UOp *uop_cast(UCtx *c, const UOp *a, const DType *dt);
+const UOp *uop_sink(UCtx *c, const UOp *const *src, int nsrc);
+
+/* value of a CONST as a number (ints, bools, floats); false if not a CONST
+ * or its arg is not numeric */
+bool uop_const_value(const UOp *u, double *out);
+bool uop_const_int_value(const UOp *u, int64_t *out);
+
+/* ---- traversal ---- */
+/* Post-order toposort (sources before users), each node once.  Returns a
+ * malloc'd array of *n nodes (the root last), or NULL when out of memory. */
+const UOp **uop_toposort(const UOp *root, size_t *n);
+/* Number of distinct nodes reachable from root. */
+size_t uop_graph_size(const UOp *root);
+
+#endif

@@ -1,0 +1,47 @@
+/* trace.h - what a rewrite did: every successful rewrite as (rule, before,
+ * after, time) and every pass as (name, root before, root after, rewrites,
+ * time).  Stepping, "which rule fired", diffs and breakpoints read this. */
+#ifndef UOPDB_TRACE_H
+#define UOPDB_TRACE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../ir/uop.h"
+
+typedef struct TraceRewrite {
+    const char *rule;     /* rule name (owned by the trace) */
+    const char *file;     /* where the rule is written (owned by the trace) */
+    int line;
+    const UOp *before, *after;
+    uint64_t ns;          /* time spent in this rewrite's function/template */
+    uint32_t pass;        /* index into Trace.passes */
+} TraceRewrite;
+
+typedef struct TracePass {
+    const char *name;     /* owned by the trace */
+    const UOp *root_before, *root_after;
+    size_t first_rewrite; /* index into Trace.rewrites */
+    size_t nrewrites;
+    uint64_t ns;
+} TracePass;
+
+typedef struct Trace {
+    TraceRewrite *rewrites;
+    size_t nrewrites, cap_rewrites;
+    TracePass *passes;
+    size_t npasses, cap_passes;
+    /* interned strings (rule names, files) so entries stay valid after a
+     * rule is freed */
+    char **strings;
+    size_t nstrings, cap_strings;
+} Trace;
+
+void trace_init(Trace *t);
+void trace_free(Trace *t);
+void trace_clear(Trace *t);
+/* used by graph_rewrite; return false when out of memory */
+bool trace_begin_pass(Trace *t, const char *name, const UOp *root_before);
+void trace_end_pass(Trace *t, const UOp *root_after, uint64_t ns);
+bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, const UOp *before,
+                       const UOp *after, uint64_t ns);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# run_all.sh [BUILD_DIR] - runs every test suite (C unit tests, Lua tests,
+# REPL tests, the stock-lua5.4 require test) and ends with one line
+# "tests: N passed, M failed".  Exits non-zero if anything failed.
+set -u
+build=${1:-build}
+total_pass=0 total_fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() { # suite-name passed failed
+    printf '  %-22s %4d passed, %d failed\n' "$1" "$2" "$3"
+    total_pass=$((total_pass + $2))
+    total_fail=$((total_fail + $3))
+}
+
+echo "unit tests ($build)"
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] || continue
+    "$t" >"$log" 2>&1
+    rc=$?
+    p=$(grep -oE '\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' || true)
+    f=$(grep -oE '\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' || true)
+    p=${p:-0} f=${f:-0}
+    # a sanitizer report or a crash after the tests passed still fails the suite
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$f" -ne 0 ]; then cat "$log"; fi
+    count "$(basename "$t")" "$p" "$f"
+done
+
+run_counted() { # name command...: the command prints "<word>: N passed, M failed"
+    local name=$1; shift
+    "$@" >"$log" 2>&1
+    local rc=$?
+    local line
+    line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    local p f
+    p=$(sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/' <<<"$line")
+    f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+    p=${p:-0} f=${f:-0}
+    if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
+    if [ "$f" -ne 0 ]; then cat "$log"; fi
+    count "$name" "$p" "$f"
+}
+
+echo "behaviour tests"
+if [ -f tests/lua/run.lua ]; then run_counted "lua" "$build/uopdb" tests/lua/run.lua; fi
+if [ -x tests/repl/run.sh ]; then run_counted "repl" tests/repl/run.sh "$build/uopdb"; fi
+if [ -f tests/lua/require_test.lua ]; then
+    run_counted "require (lua5.4)" env LUA_CPATH="$build/?.so" lua5.4 tests/lua/require_test.lua
+fi
+
+echo "tests: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,264 @@
+/* test_ir.c - the IR core: op table, dtypes and promotion, args, interning,
+ * constructor checks, toposort. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/ir/uop.h"
+
+static void test_op_table(void **state) {
+    (void)state;
+    assert_string_equal(op_name(OP_ADD), "ADD");
+    assert_string_equal(op_name(OP_DEFINE_GLOBAL), "DEFINE_GLOBAL");
+    assert_string_equal(op_name(OP_PTRCAT), "PTRCAT");
+    Op op;
+    assert_true(op_from_name("MULACC", &op));
+    assert_int_equal(op, OP_MULACC);
+    assert_true(op_from_name("Ops.WHERE", &op));
+    assert_int_equal(op, OP_WHERE);
+    assert_false(op_from_name("ADDD", &op));
+    assert_true(op_is(OP_ADD, OPF_COMMUTATIVE));
+    assert_false(op_is(OP_SUB, OPF_COMMUTATIVE));
+    assert_true(op_is(OP_CMPLT, OPF_COMPARISON));
+    assert_true(op_is_alu(OP_WHERE));
+    assert_false(op_is_alu(OP_CAST));
+    assert_true(op_is(OP_RESHAPE, OPF_MOVEMENT));
+    /* tinygrad v0.12.0 order: defines first, expander ops last */
+    assert_true(OP_DEFINE_GLOBAL < OP_SINK && OP_SINK < OP_INDEX && OP_INDEX < OP_ADD && OP_ADD < OP_RANGE);
+    assert_int_equal(OP_COUNT - 1, OP_PTRCAT);
+}
+
+static const char *fmt(const DType *d, bool tg) {
+    static char buf[128];
+    StrBuf sb;
+    sb_init(&sb);
+    if (tg) dt_format_tinygrad(&sb, d); else dt_format(&sb, d);
+    snprintf(buf, sizeof buf, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return buf;
+}
+
+static void test_dtypes(void **state) {
+    (void)state;
+    const DType *f = DT_FLOAT32;
+    assert_ptr_equal(dt_vec(f, 4), dt_vec(f, 4));
+    assert_ptr_equal(dt_vec(f, 1), f);
+    assert_int_equal(dt_vec(f, 4)->count, 4);
+    assert_ptr_equal(dt_vec(f, 4)->scalar, f);
+    assert_null(dt_vec(dt_vec(f, 4), 2));
+    const DType *p = dt_ptr(f, 9, ADDR_GLOBAL);
+    assert_ptr_equal(p, dt_ptr(f, 9, ADDR_GLOBAL));
+    assert_ptr_not_equal(p, dt_ptr(f, 10, ADDR_GLOBAL));
+    assert_ptr_not_equal(p, dt_ptr(f, 9, ADDR_LOCAL));
+    assert_ptr_equal(p->base, f);
+    assert_string_equal(fmt(dt_vec(f, 4), false), "float32.vec(4)");
+    assert_string_equal(fmt(p, false), "float32.ptr(9)");
+    assert_string_equal(fmt(dt_ptr(f, 16, ADDR_LOCAL), false), "float32.ptr(16, local)");
+    assert_string_equal(fmt(p, true), "dtypes.float.ptr(9)");
+    assert_string_equal(fmt(dt_ptr(f, 16, ADDR_LOCAL), true), "dtypes.float.ptr(16, AddrSpace.LOCAL)");
+    assert_string_equal(fmt(dt_scalar(SK_INT64), true), "dtypes.long");
+    assert_string_equal(fmt(dt_scalar(SK_UINT8), true), "dtypes.uchar");
+    assert_string_equal(fmt(dt_ptr_vec(p, 4), false), "float32.ptr(9).vec(4)");
+    const DType *d;
+    assert_int_equal(dt_parse("dtypes.float.ptr(16, AddrSpace.LOCAL)", &d), 37);
+    assert_ptr_equal(d, dt_ptr(f, 16, ADDR_LOCAL));
+    assert_true(dt_parse("half.vec(2)", &d) > 0);
+    assert_ptr_equal(d, dt_vec(dt_scalar(SK_FLOAT16), 2));
+    assert_true(dt_parse("int32.ptr(9).vec(4)", &d) > 0);
+    assert_ptr_equal(d, dt_ptr_vec(dt_ptr(DT_INT32, 9, ADDR_GLOBAL), 4));
+    assert_int_equal(dt_parse("floaty", &d), 0);
+    /* promotion follows tinygrad's lattice */
+    assert_ptr_equal(dt_least_upper(DT_INT32, DT_FLOAT32), DT_FLOAT32);
+    assert_ptr_equal(dt_least_upper(dt_scalar(SK_INT8), dt_scalar(SK_UINT8)), dt_scalar(SK_INT16));
+    assert_ptr_equal(dt_least_upper(DT_BOOL, DT_INT32), DT_INT32);
+    assert_ptr_equal(dt_least_upper(DT_INT64, dt_scalar(SK_UINT64)), dt_scalar(SK_FP8E4M3));
+    assert_ptr_equal(dt_least_upper(dt_scalar(SK_FLOAT16), dt_scalar(SK_BFLOAT16)), DT_FLOAT32);
+    assert_true(dt_can_lossless_cast(DT_INT32, DT_INT64));
+    assert_false(dt_can_lossless_cast(DT_INT64, DT_INT32));
+    assert_true(dt_can_lossless_cast(DT_INT32, DT_INDEX));
+    assert_int_equal(dt_max_int(DT_INT32), 2147483647);
+    assert_int_equal(dt_min_int(dt_scalar(SK_INT8)), -128);
+    assert_int_equal(dt_max_int(dt_scalar(SK_UINT16)), 65535);
+}
+
+static const char *argstr(const Arg *a, bool py) {
+    static char buf[256];
+    StrBuf sb;
+    sb_init(&sb);
+    if (py) arg_format_python(&sb, a); else arg_format(&sb, a);
+    snprintf(buf, sizeof buf, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return buf;
+}
+
+static void test_args(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    assert_ptr_equal(arg_int(c, 3), arg_int(c, 3));
+    assert_ptr_not_equal(arg_int(c, 3), arg_float(c, 3.0));
+    assert_ptr_equal(arg_float(c, NAN), arg_float(c, -NAN));
+    const Arg *items[2] = {arg_int(c, 0), arg_axis(c, AXIS_REDUCE)};
+    const Arg *t = arg_tuple(c, items, 2);
+    assert_ptr_equal(t, arg_tuple(c, items, 2));
+    assert_string_equal(argstr(t, false), "(0, REDUCE)");
+    assert_string_equal(argstr(t, true), "(0, AxisType.REDUCE)");
+    const Arg *one[1] = {arg_int(c, 5)};
+    assert_string_equal(argstr(arg_tuple(c, one, 1), true), "(5,)");
+    assert_string_equal(argstr(arg_float(c, 1.0), false), "1.0");
+    assert_string_equal(argstr(arg_float(c, 0.1), false), "0.1");
+    assert_string_equal(argstr(arg_float(c, -INFINITY), false), "-inf");
+    assert_string_equal(argstr(arg_bool(c, true), true), "True");
+    assert_string_equal(argstr(arg_str(c, "it's"), true), "'it\\'s'");
+    assert_string_equal(argstr(arg_str(c, "gidx0"), false), "\"gidx0\"");
+    assert_string_equal(argstr(arg_op(c, OP_ADD), false), "Ops.ADD");
+    assert_string_equal(argstr(arg_dtype(c, DT_FLOAT32), true), "dtypes.float");
+    /* arg_equal works across contexts */
+    UCtx *c2 = uctx_new();
+    const Arg *items2[2] = {arg_int(c2, 0), arg_axis(c2, AXIS_REDUCE)};
+    const Arg *t2 = arg_tuple(c2, items2, 2);
+    assert_ptr_not_equal(t, t2);
+    assert_true(arg_equal(t, t2));
+    assert_ptr_equal(arg_import(c, t2), t);
+    uctx_free(c2);
+    uctx_free(c);
+}
+
+static void test_arg_parse_round_trip(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const char *texts[] = {"3", "-7", "1.5", "1.0", "-0.0", "inf", "-inf", "nan", "true", "false", "Invalid",
+                           "\"a \\\"q\\\" b\"", "Ops.ADD", "REDUCE", "float32", "float32.ptr(16, local)",
+                           "(0, REDUCE)", "(1,)", "()", "(\"x\", 0, 10)", "((1, 2), (3, None))",
+                           "1e+100", "0.1", "9223372036854775807", "-9223372036854775808"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const Arg *a;
+        char err[200];
+        int n = arg_parse(c, texts[i], &a, err, sizeof err);
+        assert_int_equal(n, (int)strlen(texts[i]));
+        const Arg *b;
+        char *again = strdup(argstr(a, false));
+        assert_int_equal(arg_parse(c, again, &b, err, sizeof err), (int)strlen(again));
+        assert_ptr_equal(a, b);
+        free(again);
+        /* the Python spelling reads back too */
+        again = strdup(argstr(a, true));
+        assert_true(arg_parse(c, again, &b, err, sizeof err) > 0);
+        assert_ptr_equal(a, b);
+        free(again);
+    }
+    const Arg *a;
+    char err[200];
+    assert_int_equal(arg_parse(c, "(1, 2", &a, err, sizeof err), 0);
+    assert_non_null(strstr(err, "column 6"));
+    assert_int_equal(arg_parse(c, "BOGUS", &a, err, sizeof err), 0);
+    assert_non_null(strstr(err, "unknown axis type 'BOGUS'"));
+    assert_int_equal(arg_parse(c, "99999999999999999999", &a, err, sizeof err), 0);
+    assert_int_equal(arg_parse(c, "\"open", &a, err, sizeof err), 0);
+    assert_non_null(strstr(err, "unterminated"));
+    uctx_free(c);
+}
+
+static void test_interning(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10);
+    const UOp *four = uop_const_int(c, DT_INDEX, 4);
+    const UOp *a = uop_binary(c, OP_ADD, x, four);
+    const UOp *b = uop_binary(c, OP_ADD, x, four);
+    assert_non_null(a);
+    assert_ptr_equal(a, b);
+    assert_ptr_not_equal(a, uop_binary(c, OP_ADD, four, x));
+    assert_int_equal(x->id, 0);
+    assert_int_equal(four->id, 1);
+    assert_int_equal(a->id, 2);
+    assert_ptr_equal(uctx_node(c, 2), a);
+    assert_null(uctx_node(c, 99));
+    assert_int_equal(uctx_node_count(c), 4); /* x, 4, x+4, 4+x */
+    /* tags make distinct nodes */
+    const UOp *s[2] = {x, four};
+    const UOp *tagged = uop_new_tagged(c, OP_ADD, DT_INDEX, s, 2, NULL, arg_int(c, 1));
+    assert_ptr_not_equal(tagged, a);
+    /* many nodes: the table grows and ids stay dense */
+    const UOp *acc = x;
+    for (int i = 0; i < 100000; i++) acc = uop_binary(c, OP_ADD, acc, uop_const_int(c, DT_INDEX, i % 7));
+    assert_non_null(acc);
+    const UOp *again = x;
+    for (int i = 0; i < 100000; i++) again = uop_binary(c, OP_ADD, again, uop_const_int(c, DT_INDEX, i % 7));
+    assert_ptr_equal(acc, again);
+    uctx_free(c);
+}
+
+static void test_checks(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10);
+    const UOp *f = uop_const_float(c, DT_FLOAT32, 1.5);
+    assert_null(uop_binary(c, OP_ADD, x, f));
+    assert_non_null(strstr(uctx_error(c), "ADD: sources have different dtypes, index (node 0) and float32 (node 1)"));
+    const UOp *three[3] = {x, x, x};
+    assert_null(uop_new(c, OP_ADD, DT_INDEX, three, 3, NULL));
+    assert_string_equal(uctx_error(c), "ADD needs 2 sources, got 3");
+    assert_null(uop_binary(c, OP_IDIV, f, f));
+    assert_non_null(strstr(uctx_error(c), "IDIV: needs integer sources"));
+    assert_null(uop_where(c, x, x, x));
+    assert_non_null(strstr(uctx_error(c), "WHERE: the condition"));
+    const UOp *lt = uop_binary(c, OP_CMPLT, x, x);
+    assert_non_null(lt);
+    assert_ptr_equal(lt->dtype, DT_BOOL);
+    assert_non_null(uop_where(c, lt, x, x));
+    assert_null(uop_var(c, "y", 5, 1));
+    assert_non_null(strstr(uctx_error(c), "min 5 is above max 1"));
+    assert_null(uop_new(c, OP_CONST, DT_INT32, NULL, 0, arg_str(c, "no")));
+    assert_null(uop_new(c, OP_CONST, DT_INT32, NULL, 0, NULL));
+    const UOp *missing[2] = {x, NULL};
+    assert_null(uop_new(c, OP_ADD, DT_INDEX, missing, 2, NULL));
+    assert_non_null(strstr(uctx_error(c), "source 1 is missing"));
+    const UOp *r = uop_range(c, uop_const_int(c, DT_INDEX, 8), 0, AXIS_REDUCE);
+    assert_non_null(r);
+    assert_string_equal(argstr(r->arg, false), "(0, REDUCE)");
+    const UOp *v[2] = {x, x};
+    assert_non_null(uop_new(c, OP_VECTORIZE, dt_vec(DT_INDEX, 2), v, 2, NULL));
+    assert_null(uop_new(c, OP_VECTORIZE, dt_vec(DT_INDEX, 3), v, 2, NULL));
+    assert_null(uop_new(c, OP_SINK, DT_INT32, v, 2, NULL));
+    uctx_free(c);
+}
+
+static void test_toposort(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10);
+    const UOp *y = uop_var(c, "y", 0, 10);
+    const UOp *a = uop_binary(c, OP_ADD, x, y);
+    const UOp *m = uop_binary(c, OP_MUL, a, a);
+    const UOp *s = uop_binary(c, OP_ADD, m, x);
+    size_t n;
+    const UOp **t = uop_toposort(s, &n);
+    assert_int_equal(n, 5);
+    assert_ptr_equal(t[n - 1], s);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < t[i]->nsrc; k++) {
+            size_t j = 0;
+            while (t[j] != t[i]->src[k]) j++;
+            assert_true(j < i);
+        }
+    free(t);
+    /* a deep chain does not overflow the C stack */
+    const UOp *acc = x;
+    for (int i = 0; i < 200000; i++) acc = uop_binary(c, OP_ADD, acc, y);
+    assert_int_equal(uop_graph_size(acc), 200002);
+    uctx_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
+        cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
+        cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort),
+    };
+    return cmocka_run_group_tests_name("ir", tests, NULL, NULL);
+}

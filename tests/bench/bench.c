@@ -1,0 +1,125 @@
+/* bench.c - `make bench`: how fast the IR core, the rewrite engine and the
+ * text formats are, printed as a table with the machine's core count. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/ir/uop.h"
+#include "core/rewrite/rewrite.h"
+#include "viz/listing.h"
+#include "viz/tinygrad_repr.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void row(const char *what, double value, const char *unit, const char *note) {
+    printf("| %-44s | %14.2f | %-12s | %-34s |\n", what, value, unit, note);
+}
+
+/* A large index expression: a balanced sum of terms (v_i * c + k) over a
+ * few variables, with "+ 0" and "* 1" sprinkled in for the rewrite bench. */
+static const UOp *build_expr(UCtx *c, int nterms, bool with_identities) {
+    const UOp *vars[4] = {uop_var(c, "a", 0, 100), uop_var(c, "b", 0, 100), uop_var(c, "d", 0, 100),
+                          uop_var(c, "e", 0, 100)};
+    const UOp *zero = uop_const_int(c, DT_INDEX, 0), *one = uop_const_int(c, DT_INDEX, 1);
+    const UOp **terms = malloc((size_t)nterms * sizeof *terms);
+    for (int i = 0; i < nterms; i++) {
+        const UOp *t = uop_binary(c, OP_MUL, vars[i & 3], uop_const_int(c, DT_INDEX, i));
+        if (with_identities) t = uop_binary(c, OP_MUL, uop_binary(c, OP_ADD, t, zero), one);
+        terms[i] = t;
+    }
+    for (int n = nterms; n > 1;) {
+        int m = 0;
+        for (int i = 0; i + 1 < n; i += 2) {
+            const UOp *sum = uop_binary(c, OP_ADD, terms[i], terms[i + 1]);
+            terms[m++] = with_identities ? uop_binary(c, OP_ADD, sum, zero) : sum;
+        }
+        if (n & 1) terms[m++] = terms[n - 1];
+        n = m;
+    }
+    const UOp *root = terms[0];
+    free(terms);
+    return root;
+}
+
+int main(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("uopdb bench: %ld cores\n\n", cores);
+    printf("| %-44s | %14s | %-12s | %-34s |\n", "what", "value", "unit", "detail");
+    printf("|%.46s|%.16s|%.14s|%.36s|\n", "----------------------------------------------", "----------------",
+           "--------------", "------------------------------------");
+
+    /* interning */
+    UCtx *c = uctx_new();
+    double t0 = now();
+    const UOp *big = build_expr(c, 250000, false);
+    double t1 = now();
+    size_t nodes = uctx_node_count(c);
+    char note[64];
+    snprintf(note, sizeof note, "%zu new nodes", nodes);
+    row("nodes interned per second", (double)nodes / (t1 - t0) / 1e6, "M nodes/s", note);
+    t0 = now();
+    const UOp *again = build_expr(c, 250000, false);
+    t1 = now();
+    row("lookups of existing nodes per second", (double)nodes / (t1 - t0) / 1e6, "M nodes/s",
+        again == big ? "same root returned" : "MISMATCH");
+    row("bytes per node (arena, tables, args)", (double)uctx_bytes(c) / (double)nodes, "bytes", "");
+
+    /* printer and parser */
+    StrBuf sb;
+    sb_init(&sb);
+    t0 = now();
+    uop_listing(&sb, big, NULL);
+    t1 = now();
+    double mb = (double)sb.len / 1e6;
+    snprintf(note, sizeof note, "%.1f MB of listing", mb);
+    row("listing printer", mb / (t1 - t0), "MB/s", note);
+    char err[256];
+    t0 = now();
+    const UOp *parsed = uop_parse_listing(c, sb_str(&sb), err, sizeof err);
+    t1 = now();
+    row("listing parser", mb / (t1 - t0), "MB/s", parsed == big ? "round trip: same root" : "ROUND TRIP FAILED");
+    sb_clear(&sb);
+    t0 = now();
+    uop_to_tinygrad(&sb, big);
+    t1 = now();
+    mb = (double)sb.len / 1e6;
+    snprintf(note, sizeof note, "%.1f MB of tinygrad repr", mb);
+    row("tinygrad repr printer", mb / (t1 - t0), "MB/s", note);
+    t0 = now();
+    parsed = uop_from_tinygrad(c, sb_str(&sb), err, sizeof err);
+    t1 = now();
+    row("tinygrad repr parser", mb / (t1 - t0), "MB/s", parsed == big ? "round trip: same root" : "ROUND TRIP FAILED");
+    sb_free(&sb);
+    uctx_free(c);
+
+    /* graph_rewrite */
+    c = uctx_new();
+    const UOp *root = build_expr(c, 125000, true);
+    size_t before = uop_graph_size(root);
+    RuleSpec specs[] = {
+        {.name = "add_zero", .pattern = "(ADD x 0)", .template_text = "x", .file = __FILE__, .line = __LINE__},
+        {.name = "mul_one", .pattern = "(MUL x 1)", .template_text = "x", .file = __FILE__, .line = __LINE__},
+    };
+    RuleSet *rs = ruleset_from_specs("identities", specs, 2, err, sizeof err);
+    if (!rs) { fprintf(stderr, "bench: %s\n", err); return 1; }
+    Trace tr;
+    trace_init(&tr);
+    RewriteOpts o = {.trace = &tr};
+    t0 = now();
+    const UOp *out = graph_rewrite(c, root, rs, &o);
+    t1 = now();
+    if (!out) { fprintf(stderr, "bench: %s\n", uctx_error(c)); return 1; }
+    size_t after = uop_graph_size(out);
+    snprintf(note, sizeof note, "%zu -> %zu nodes, trace on", before, after);
+    row("graph_rewrite rewrites per second", (double)tr.nrewrites / (t1 - t0) / 1e6, "M rewrites/s", note);
+    row("graph_rewrite nodes visited per second", (double)before / (t1 - t0) / 1e6, "M nodes/s", "");
+    trace_free(&tr);
+    ruleset_free(rs);
+    uctx_free(c);
+    return 0;
+}

@@ -21,4 +21,11 @@ bool dot_render(const char *dot_text, const char *format, const char *out_path, 
 /* Whether the dot program can be run. */
 bool dot_available(void);
 
+/* ---- lower level, for overlays such as diffs ---- */
+/* Fill colour of a node (a DOT colour such as "#a0e8a0"); NULL: by op group. */
+typedef const char *(*DotColorFn)(const UOp *u, void *ud);
+/* The DOT statements for a set of nodes (sources before users), without the
+ * closing brace: edges between nodes of the set only.  color may be NULL. */
+void uop_dot_nodes(StrBuf *sb, const UOp *const *nodes, size_t n, const DotOpts *opts, DotColorFn color, void *ud);
+
 #endif

@@ -177,19 +177,39 @@ const Arg *arg_import(UCtx *c, const Arg *a) {
     return NULL;
 }
 
-/* shortest text that reads back to the same double */
+/* Shortest text that reads back to the same double, written as Python's
+ * repr does: plain digits while the exponent is in [-4, 16), scientific
+ * notation outside, and always recognisably a float ("1.0", not "1"). */
 static void format_double(StrBuf *sb, double f, bool python) {
+    (void)python;
     if (isnan(f)) { sb_puts(sb, "nan"); return; }
     if (isinf(f)) { sb_puts(sb, f < 0 ? "-inf" : "inf"); return; }
-    char buf[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, f);
-        if (strtod(buf, NULL) == f) break;
+    char sci[40];
+    int prec = 0;
+    for (; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, f);
+        if (strtod(sci, NULL) == f) break;
+    }
+    /* sci is [-]d.ddde[+-]XX with prec+1 significant digits */
+    int exp10 = atoi(strchr(sci, 'e') + 1);
+    char buf[400];
+    if (exp10 < -4 || exp10 >= 16) {
+        /* mantissa without trailing zeros, exponent with at least 2 digits */
+        char mant[40];
+        size_t mlen = (size_t)(strchr(sci, 'e') - sci);
+        memcpy(mant, sci, mlen);
+        mant[mlen] = 0;
+        if (strchr(mant, '.')) {
+            while (mant[strlen(mant) - 1] == '0') mant[strlen(mant) - 1] = 0;
+            if (mant[strlen(mant) - 1] == '.') mant[strlen(mant) - 1] = 0;
+        }
+        snprintf(buf, sizeof buf, "%se%c%02d", mant, exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    } else {
+        int decimals = prec - exp10;
+        snprintf(buf, sizeof buf, "%.*f", decimals > 0 ? decimals : 0, f);
+        if (!strchr(buf, '.')) strcat(buf, ".0");
     }
     sb_puts(sb, buf);
-    /* keep it a float when read back: 1 -> 1.0 */
-    if (!strpbrk(buf, ".eEn")) sb_puts(sb, ".0");
-    (void)python;
 }
 
 static void format_string(StrBuf *sb, const Arg *a, char quote) {
@@ -211,7 +231,13 @@ static void format_any(StrBuf *sb, const Arg *a, bool py) {
     case ARG_INT: sb_printf(sb, "%lld", (long long)a->v.i); break;
     case ARG_FLOAT: format_double(sb, a->v.f, py); break;
     case ARG_BOOL: sb_puts(sb, a->v.b ? (py ? "True" : "true") : (py ? "False" : "false")); break;
-    case ARG_STR: format_string(sb, a, py ? '\'' : '"'); break;
+    case ARG_STR: {
+        /* Python prefers single quotes unless the text has one and no double quote */
+        char q = '"';
+        if (py) q = (memchr(a->v.s, '\'', a->n) && !memchr(a->v.s, '"', a->n)) ? '"' : '\'';
+        format_string(sb, a, q);
+        break;
+    }
     case ARG_OP: sb_printf(sb, "Ops.%s", op_name(a->v.op)); break;
     case ARG_AXIS: sb_printf(sb, py ? "AxisType.%s" : "%s", axis_name(a->v.axis)); break;
     case ARG_DTYPE: if (py) dt_format_tinygrad(sb, a->v.dt); else dt_format(sb, a->v.dt); break;

@@ -113,7 +113,10 @@ static void test_args(void **state) {
     assert_string_equal(argstr(arg_float(c, 0.1), false), "0.1");
     assert_string_equal(argstr(arg_float(c, -INFINITY), false), "-inf");
     assert_string_equal(argstr(arg_bool(c, true), true), "True");
-    assert_string_equal(argstr(arg_str(c, "it's"), true), "'it\\'s'");
+    assert_string_equal(argstr(arg_str(c, "it's"), true), "\"it's\"");
+    assert_string_equal(argstr(arg_str(c, "a'b\"c"), true), "'a\\'b\"c'");
+    assert_string_equal(argstr(arg_float(c, 1e6), true), "1000000.0");
+    assert_string_equal(argstr(arg_float(c, 1e16), true), "1e+16");
     assert_string_equal(argstr(arg_str(c, "gidx0"), false), "\"gidx0\"");
     assert_string_equal(argstr(arg_op(c, OP_ADD), false), "Ops.ADD");
     assert_string_equal(argstr(arg_dtype(c, DT_FLOAT32), true), "dtypes.float");

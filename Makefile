@@ -5,6 +5,7 @@
 #   make test-san   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks, printed as a table
 #   make deps       install missing Debian packages
+#   make fuzz-symbolic N=1000000   the symbolic engine's random checker
 #   make install    PREFIX=/usr/local
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -38,7 +39,7 @@ SCRIPT_OBJ := $(SCRIPT_SRC:%.c=$(BUILD)/%.o) $(LUA_EMBED:scripting/%.lua=$(BUILD
 REPL_OBJ := $(REPL_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-san test-only bench deps install clean fuzz
+.PHONY: all run test test-san test-only bench deps install clean fuzz-symbolic
 all: $(BUILD)/uopdb $(BUILD)/uopdb.so
 
 deps:
@@ -88,6 +89,16 @@ $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench SAN=0
 	@$(BUILD)/bench
+
+# the random-expression checker of the symbolic engine, by hand: make fuzz-symbolic N=1000000 SEED=1
+N ?= 100000
+SEED ?= 1
+$(BUILD)/fuzz_symbolic: tests/fuzz/fuzz_symbolic.c $(BUILD)/libuopdb.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS)
+
+fuzz-symbolic: deps
+	@$(MAKE) --no-print-directory $(BUILD)/fuzz_symbolic
+	@$(BUILD)/fuzz_symbolic $(N) $(SEED)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4

@@ -78,19 +78,16 @@ bool arg_equal(const Arg *a, const Arg *b) {
     return true;
 }
 
-/* grows the pointer table; defined in uop.c */
-bool ptrtable_grow(PtrTable *t, uint64_t (*hash_of)(const void *));
-static uint64_t hash_of_arg(const void *p) { return ((const Arg *)p)->hash; }
 
 static const Arg *intern(UCtx *c, const Arg *key, const Arg *const *items) {
     PtrTable *t = &c->args;
-    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t, hash_of_arg)) {
+    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t)) {
         uctx_set_error(c, "out of memory");
         return NULL;
     }
     size_t mask = t->cap - 1;
     for (size_t i = key->hash & mask;; i = (i + 1) & mask) {
-        const Arg *e = t->slots[i];
+        const Arg *e = t->slots[i].p;
         if (!e) {
             Arg *a = arena_alloc(&c->arena, sizeof(Arg) + (key->kind == ARG_TUPLE ? key->n : 0) * sizeof(Arg *));
             if (!a) { uctx_set_error(c, "out of memory"); return NULL; }
@@ -102,11 +99,11 @@ static const Arg *intern(UCtx *c, const Arg *key, const Arg *const *items) {
                 memcpy(s, key->v.s, key->n);
                 a->v.s = s;
             }
-            t->slots[i] = a;
+            t->slots[i] = (PtrSlot){key->hash, a};
             t->count++;
             return a;
         }
-        if (e->hash == key->hash && e->kind == key->kind && e->n == key->n) {
+        if (t->slots[i].hash == key->hash && e->kind == key->kind && e->n == key->n) {
             if (key->kind == ARG_TUPLE) {
                 bool same = true;
                 for (uint32_t k = 0; k < key->n && same; k++) same = e->items[k] == items[k];

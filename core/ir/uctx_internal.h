@@ -5,11 +5,20 @@
 #include "uop.h"
 #include "../util/arena.h"
 
-/* open-addressing set of pointers keyed by a precomputed hash */
+/* open-addressing set of pointers keyed by a precomputed hash; the hash
+ * sits beside the pointer so a probe touches only the table, not the
+ * entries it passes over */
+typedef struct PtrSlot {
+    uint64_t hash;
+    const void *p;       /* NULL: empty */
+} PtrSlot;
 typedef struct PtrTable {
-    const void **slots;
+    PtrSlot *slots;
     size_t cap, count;   /* cap is a power of two */
 } PtrTable;
+
+/* doubles the table; false when out of memory */
+bool ptrtable_grow(PtrTable *t);
 
 struct UCtx {
     Arena arena;

@@ -7,16 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool ptrtable_grow(PtrTable *t, uint64_t (*hash_of)(const void *)) {
+bool ptrtable_grow(PtrTable *t) {
     size_t ncap = t->cap ? t->cap * 2 : 1024;
-    const void **ns = calloc(ncap, sizeof *ns);
+    PtrSlot *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
     for (size_t i = 0; i < t->cap; i++) {
-        const void *e = t->slots[i];
-        if (!e) continue;
-        size_t j = hash_of(e) & (ncap - 1);
-        while (ns[j]) j = (j + 1) & (ncap - 1);
-        ns[j] = e;
+        if (!t->slots[i].p) continue;
+        size_t j = t->slots[i].hash & (ncap - 1);
+        while (ns[j].p) j = (j + 1) & (ncap - 1);
+        ns[j] = t->slots[i];
     }
     free(t->slots);
     t->slots = ns;
@@ -50,7 +49,7 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
 size_t uctx_bytes(const UCtx *c) {
-    return c->arena.reserved_bytes + (c->nodes.cap + c->args.cap) * sizeof(void *) + c->cap_id * sizeof(UOp *);
+    return c->arena.reserved_bytes + (c->nodes.cap + c->args.cap) * sizeof(PtrSlot) + c->cap_id * sizeof(UOp *);
 }
 const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
 
@@ -68,23 +67,22 @@ static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsr
     return h;
 }
 
-static uint64_t hash_of_node(const void *p) { return ((const UOp *)p)->hash; }
-
 const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
                       const Arg *tag) {
     if (nsrc > 65535) { uctx_set_error(c, "%s: too many sources (%d)", op_name(op), nsrc); return NULL; }
     uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
     PtrTable *t = &c->nodes;
-    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t, hash_of_node)) {
+    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t)) {
         uctx_set_error(c, "out of memory");
         return NULL;
     }
     size_t mask = t->cap - 1;
     size_t i = h & mask;
     for (;; i = (i + 1) & mask) {
-        const UOp *e = t->slots[i];
-        if (!e) break;
-        if (e->hash == h && e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
+        if (!t->slots[i].p) break;
+        if (t->slots[i].hash != h) continue;
+        const UOp *e = t->slots[i].p;
+        if (e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
             (nsrc == 0 || memcmp(e->src, src, (size_t)nsrc * sizeof *src) == 0))
             return e;
     }
@@ -106,7 +104,7 @@ const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, in
     u->hash = h;
     if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
     c->by_id[c->nid++] = u;
-    t->slots[i] = u;
+    t->slots[i] = (PtrSlot){h, u};
     t->count++;
     return u;
 }

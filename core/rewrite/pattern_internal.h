@@ -1,0 +1,118 @@
+/* pattern_internal.h - the compiled form of patterns and templates, shared by
+ * the rule-language parser (pattern.c), templates (template.c), rules
+ * (rule.c) and graph_rewrite (rewrite.c).  Not part of the public API. */
+#ifndef UOPDB_PATTERN_INTERNAL_H
+#define UOPDB_PATTERN_INTERNAL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "pattern.h"
+
+#define PAT_MAX_SRCS 32    /* sources written in one pattern node */
+#define PAT_MAX_DTYPES 8   /* non-scalar dtypes in one :{...} set */
+#define PAT_MAX_PREDS 4    /* ?pred filters on one node */
+
+typedef enum PNodeKind {
+    PN_ANY,   /* _, x, x:ints: any node (with optional dtype filter) */
+    PN_NODE,  /* (OP ...), {OPS}, [OP ...] */
+    PN_CONST, /* 0, 1.5, true, Invalid, (CONST 0) */
+} PNodeKind;
+
+/* One node of a parsed pattern or template. */
+typedef struct PNode {
+    PNodeKind kind;
+    int pos;                  /* offset in the source text, for errors */
+    int cap;                  /* capture slot, -1 if not captured */
+    bool has_ops;             /* op filter present */
+    OpSet ops;
+    int nops;                 /* ops in the filter */
+    Op first_op;              /* the op when nops == 1 (templates) */
+    /* dtype filter: scalar kinds (a vec matches by its scalar) and exact
+     * non-scalar dtypes */
+    bool has_dtype;
+    uint32_t sk_mask;
+    const DType *dts[PAT_MAX_DTYPES];
+    int ndts;
+    const DType *explicit_dtype; /* the single dtype written, for templates */
+    /* sources */
+    bool src_given;           /* parentheses with a source list (even empty) */
+    bool any_order;           /* [OP a b]: any permutation */
+    bool more;                /* "..." after the sources */
+    struct PNode *repeat;     /* *s: every source matches this */
+    struct PNode *src[PAT_MAX_SRCS];
+    int nsrc;
+    /* arg=... */
+    bool has_arg;
+    const Arg *arg;           /* NULL with has_arg: None */
+    /* constant value (PN_CONST) */
+    const Arg *cval;
+    /* ?pred */
+    NodePredFn preds[PAT_MAX_PREDS];
+    int npreds;
+    bool subtree_caps;        /* this node or one below it captures */
+} PNode;
+
+struct Pat {
+    PNode *root;
+    char *names[PAT_MAX_CAPTURES];
+    int ncap;
+    bool root_any_op;         /* root can be any op */
+    OpSet root_ops;           /* else the ops the root can be */
+};
+
+/* Parses rule-language text.  Capture names are added to names/ncap.  On
+ * error returns NULL and writes "line L, column C: <what>" into err. */
+PNode *pnode_parse(const char *text, char **names, int *ncap, char *err, size_t errlen);
+void pnode_free(PNode *n);
+/* "line L, column C" for an offset in text */
+void text_position(const char *text, int pos, int *line, int *col);
+
+/* The shared context that owns the args of every compiled pattern. */
+UCtx *pattern_arg_ctx_acquire(void);
+void pattern_arg_ctx_release(void);
+
+/* Full match of p against u.  accept (may be NULL) is called on every
+ * complete match, in the order tinygrad would try them; returning false
+ * makes the matcher look for another way to match.  caps has
+ * PAT_MAX_CAPTURES entries and is filled with the accepted match; bit i of
+ * bound says whether slot i is bound (a capture under "*s" with no sources
+ * is not). */
+typedef bool (*MatchAcceptFn)(const UOp **caps, uint32_t bound, void *ud);
+bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud);
+
+/* ---- templates ---- */
+struct Template {
+    PNode *root;
+    int slot_of[PAT_MAX_CAPTURES]; /* template capture index -> pattern slot */
+    char *names[PAT_MAX_CAPTURES];
+    int ncap;
+};
+Template *template_compile(const char *text, const Pat *pat, char *err, size_t errlen);
+void template_free(Template *t);
+/* Builds the replacement in c; NULL with the reason in c's error. */
+const UOp *template_instantiate(const Template *t, UCtx *c, const UOp *root, const UOp *const *caps);
+
+/* ---- rules and rule sets ---- */
+struct Rule {
+    int refs;
+    char *name, *file;
+    int line;
+    Pat *pat;
+    Template *tmpl;
+    RewriteFn fn;
+    void *ud;
+    void (*ud_free)(void *ud);
+    RuleWhenFn when;
+    RuleStats stats;
+};
+
+/* The rules whose pattern can match a node of this op, in set order. */
+Rule *const *ruleset_rules_for_op(const RuleSet *rs, Op op, int *n);
+
+/* ---- the state of one running rewrite, for rewrite_fail ---- */
+struct RewriteRun {
+    UCtx *ctx;
+    bool failed;
+};
+
+#endif

@@ -1,0 +1,562 @@
+/* rewrite.c - graph_rewrite (tinygrad's unified_rewrite) and line_rewrite.
+ *
+ * graph_rewrite walks the graph with an explicit deque of (node, stage,
+ * new node) entries:
+ *   stage 0  first visit: with bottom_up, rewrite the node to a fixed point
+ *            first; then queue stage 1 and the sources;
+ *   stage 1  once every source has its replacement: rebuild the node if a
+ *            source changed, else (top-down) offer it to the rules; either
+ *            way a new node is visited and linked back in stage 2;
+ *   stage 2  the node's replacement is its new node's replacement.
+ * Entries whose inputs are not ready go to the front of the deque and are
+ * retried later.  The memo (replace) and the bookkeeping are arrays indexed
+ * by node id, grown as the rewrite creates nodes.
+ *
+ * Loops: each node made by a rule remembers the node it was made from and
+ * the rule, so when a rewrite produces a node that is still being rewritten
+ * further up its own chain, the cycle is reported with the rules in it.  A
+ * chain longer than the per-chain limit, more rewrites than the total limit,
+ * and entries that wait on each other forever are errors too.
+ *
+ * max_rewrites N (when not 0): at most N rewrites in the pass, and rewrite
+ * chains of at most min(N, 100000) rewrites; the defaults are 10M and 100000.
+ *
+ * stop_after: once that many rewrites happened, the rules are no longer
+ * consulted; the walk finishes by rebuilding users of rewritten nodes, so
+ * the returned root has exactly those rewrites applied.
+ *
+ * line_rewrite records one trace pass whose roots are the last instruction
+ * before and after. */
+#include "rewrite.h"
+#include "pattern_internal.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_CHAIN_LIMIT 100000
+#define DEFAULT_TOTAL_LIMIT 10000000
+
+enum { F_VISITED = 1, F_ON_STACK = 2, F_BPM_CACHED = 4 };
+
+typedef struct Entry {
+    const UOp *n, *new_n;
+    int stage;
+} Entry;
+
+typedef struct Deque {
+    Entry *items;
+    size_t head, count, cap; /* cap is a power of two */
+} Deque;
+
+typedef struct Engine {
+    UCtx *c;
+    const RuleSet *rs;
+    void *user;
+    Trace *trace;
+    bool timing;
+    RewriteRun run;
+    bool error;
+    /* per node id */
+    size_t cap;
+    const UOp **replace;
+    uint8_t *flags;
+    uint32_t *from;       /* id + 1 of the node this one was made from, 0 if none */
+    Rule **from_rule;     /* the rule that made it (NULL: rebuilt with new sources) */
+    uint32_t *depth;      /* rewrites in the chain that made it */
+    const UOp **bpm_cache;
+    uint32_t *mark;       /* bottom-up fixed point: mark[id] == epoch while in the chain */
+    uint32_t epoch;
+    /* limits and counters */
+    size_t nrewrites, total_limit, chain_limit, stop_after;
+    bool stopped;
+    const char *pass_name;
+    /* bottom-up chain scratch */
+    const UOp **chain;
+    Rule **chain_rules;
+    size_t nchain, cap_chain;
+} Engine;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void fail(Engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(Engine *e, const char *fmt, ...) {
+    if (e->error) return;
+    e->error = true;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uctx_set_error(e->c, "%s", msg);
+}
+
+/* ---- per-node arrays ---- */
+
+static bool grow_arrays(Engine *e, size_t need) {
+    size_t cap = e->cap ? e->cap : 1024;
+    while (cap < need) cap *= 2;
+    size_t have = uctx_node_count(e->c);
+    if (cap < have) cap = have + 1024;
+#define GROW(field)                                                                        \
+    do {                                                                                   \
+        void *p = realloc(e->field, cap * sizeof *e->field);                               \
+        if (!p) return false;                                                              \
+        e->field = p;                                                                      \
+        memset((char *)p + e->cap * sizeof *e->field, 0, (cap - e->cap) * sizeof *e->field); \
+    } while (0)
+    GROW(replace);
+    GROW(flags);
+    GROW(from);
+    GROW(from_rule);
+    GROW(depth);
+    GROW(bpm_cache);
+    GROW(mark);
+#undef GROW
+    e->cap = cap;
+    return true;
+}
+
+static inline bool have_slot(Engine *e, const UOp *u) {
+    if (u->id < e->cap) return true;
+    if (grow_arrays(e, (size_t)u->id + 1)) return true;
+    fail(e, "out of memory in graph_rewrite");
+    return false;
+}
+
+/* ---- the deque ---- */
+
+static bool dq_reserve(Engine *e, Deque *d) {
+    if (d->count < d->cap) return true;
+    size_t cap = d->cap ? d->cap * 2 : 1024;
+    Entry *items = malloc(cap * sizeof *items);
+    if (!items) { fail(e, "out of memory in graph_rewrite"); return false; }
+    for (size_t i = 0; i < d->count; i++) items[i] = d->items[(d->head + i) & (d->cap - 1)];
+    free(d->items);
+    d->items = items;
+    d->head = 0;
+    d->cap = cap;
+    return true;
+}
+
+static bool dq_push(Engine *e, Deque *d, const UOp *n, int stage, const UOp *new_n) {
+    if (!dq_reserve(e, d)) return false;
+    d->items[(d->head + d->count++) & (d->cap - 1)] = (Entry){n, new_n, stage};
+    return true;
+}
+
+static bool dq_push_front(Engine *e, Deque *d, Entry en) {
+    if (!dq_reserve(e, d)) return false;
+    d->head = (d->head - 1) & (d->cap - 1);
+    d->items[d->head] = en;
+    d->count++;
+    return true;
+}
+
+static Entry dq_pop(Deque *d) { return d->items[(d->head + --d->count) & (d->cap - 1)]; }
+
+/* ---- loop reports ---- */
+
+static void append_rule(char *buf, size_t len, const Rule *r) {
+    size_t used = strlen(buf);
+    if (used < len) snprintf(buf + used, len - used, "\"%s\" (%s:%d)", rule_name(r), rule_file(r), rule_line(r));
+}
+
+static void append_text(char *buf, size_t len, const char *s) {
+    size_t used = strlen(buf);
+    if (used < len) snprintf(buf + used, len - used, "%s", s);
+}
+
+/* rules[0..n) then the first again, as "a" -> "b" -> "a" ... */
+static void report_cycle(Engine *e, const UOp *at, Rule *const *rules, size_t n) {
+    char list[768] = "";
+    size_t shown = n > 8 ? 8 : n;
+    for (size_t i = 0; i < shown; i++) {
+        if (i) append_text(list, sizeof list, " -> ");
+        append_rule(list, sizeof list, rules[i]);
+    }
+    if (n > shown) append_text(list, sizeof list, " -> ... ");
+    if (n) {
+        append_text(list, sizeof list, " -> ");
+        append_rule(list, sizeof list, rules[0]);
+        append_text(list, sizeof list, " ...");
+    }
+    fail(e, "rewrite loop at node %%%u (%s): rules %s", at->id, op_name(uop_op(at)), list);
+}
+
+/* x was rewritten into y, which is still being rewritten: if y made x
+ * (follow the links back from x), that chain is a cycle. */
+static bool check_cycle(Engine *e, const UOp *x, const UOp *y, Rule *last) {
+    size_t steps = 0;
+    uint32_t cur = x->id;
+    while (cur != y->id) {
+        if (!e->from[cur] || ++steps > e->chain_limit) return false;
+        cur = e->from[cur] - 1;
+    }
+    /* collect the rules from y to x, in order */
+    size_t n = 0;
+    for (cur = x->id; cur != y->id; cur = e->from[cur] - 1)
+        if (e->from_rule[cur]) n++;
+    Rule **rules = malloc((n + 1) * sizeof *rules);
+    if (!rules) { fail(e, "rewrite loop at node %%%u (%s)", y->id, op_name(uop_op(y))); return true; }
+    size_t k = n;
+    for (cur = x->id; cur != y->id; cur = e->from[cur] - 1)
+        if (e->from_rule[cur]) rules[--k] = e->from_rule[cur];
+    rules[n] = last;
+    report_cycle(e, y, rules, n + 1);
+    free(rules);
+    return true;
+}
+
+/* the last few rules of the chain that made x, for "chain too long" */
+static void report_long_chain(Engine *e, const UOp *x, Rule *last) {
+    char list[768] = "";
+    Rule *rules[6];
+    size_t n = 0;
+    rules[n++] = last;
+    size_t steps = 0;
+    for (uint32_t cur = x->id; e->from[cur] && n < 6 && steps++ < e->chain_limit; cur = e->from[cur] - 1)
+        if (e->from_rule[cur]) rules[n++] = e->from_rule[cur];
+    for (size_t i = n; i-- > 0;) {
+        append_rule(list, sizeof list, rules[i]);
+        if (i) append_text(list, sizeof list, " -> ");
+    }
+    fail(e, "rewrite loop at node %%%u (%s): a chain of more than %zu rewrites, ending with rules %s", x->id,
+         op_name(uop_op(x)), e->chain_limit, list);
+}
+
+/* ---- offering a node to the rules ---- */
+
+/* 1: rewritten into *out by *by; 0: nothing applies; -1: error */
+static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
+    if (e->stopped) return 0;
+    int n;
+    Rule *const *rules = ruleset_rules_for_op(e->rs, uop_op(u), &n);
+    for (int i = 0; i < n; i++) {
+        Rule *r = rules[i];
+        uint64_t t0 = e->timing ? now_ns() : 0;
+        const UOp *res = NULL;
+        int rc = rule_apply(r, e->c, u, e->user, &e->run, &res);
+        uint64_t dt = e->timing ? now_ns() - t0 : 0;
+        r->stats.ns += dt;
+        if (rc < 0) {
+            e->error = true; /* the message is in the context already */
+            return -1;
+        }
+        if (rc == 0) continue;
+        if (!have_slot(e, res)) return -1;
+        if (++e->nrewrites > e->total_limit) {
+            fail(e, "more than %zu rewrites in pass \"%s\" (last rule \"%s\" (%s:%d)); raise max_rewrites if the "
+                    "graph really needs more",
+                 e->total_limit, e->pass_name, rule_name(r), rule_file(r), rule_line(r));
+            return -1;
+        }
+        if (e->trace && !trace_add_rewrite(e->trace, rule_name(r), rule_file(r), rule_line(r), u, res, dt)) {
+            fail(e, "out of memory recording the trace");
+            return -1;
+        }
+        if (e->stop_after && e->nrewrites >= e->stop_after) e->stopped = true;
+        *out = res;
+        *by = r;
+        return 1;
+    }
+    return 0;
+}
+
+/* remembers that y was made from x (by rule r, or rebuilt when r is NULL) */
+static bool link_made_from(Engine *e, const UOp *x, const UOp *y, Rule *r) {
+    if (!have_slot(e, y)) return false;
+    if (e->from[y->id] || y->id == x->id) return true;
+    e->from[y->id] = x->id + 1;
+    e->from_rule[y->id] = r;
+    e->depth[y->id] = e->depth[x->id] + (r ? 1 : 0);
+    if (e->depth[y->id] > e->chain_limit) {
+        report_long_chain(e, x, r);
+        return false;
+    }
+    return true;
+}
+
+/* bottom-up: rewrite n until nothing applies; the result in *out */
+static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
+    e->epoch++;
+    e->nchain = 0;
+    const UOp *cur = n;
+    for (;;) {
+        if (!have_slot(e, cur)) return false;
+        e->mark[cur->id] = e->epoch;
+        const UOp *next = NULL;
+        Rule *by = NULL;
+        if (e->flags[cur->id] & F_BPM_CACHED) {
+            next = e->bpm_cache[cur->id];
+        } else {
+            int rc = try_rules(e, cur, &next, &by);
+            if (rc < 0) return false;
+            if (!e->stopped || rc == 1) {
+                e->flags[cur->id] |= F_BPM_CACHED;
+                e->bpm_cache[cur->id] = rc == 1 ? next : NULL;
+                if (rc == 1 && !link_made_from(e, cur, next, by)) return false;
+            }
+            if (rc == 0) next = NULL;
+        }
+        if (!next) break;
+        if (e->nchain + 1 > e->cap_chain) {
+            size_t cap = e->cap_chain ? e->cap_chain * 2 : 64;
+            const UOp **ch = realloc(e->chain, cap * sizeof *ch);
+            if (ch) e->chain = ch;
+            Rule **cr = realloc(e->chain_rules, cap * sizeof *cr);
+            if (cr) e->chain_rules = cr;
+            if (!ch || !cr) { fail(e, "out of memory in graph_rewrite"); return false; }
+            e->cap_chain = cap;
+        }
+        if (!by && next && e->from[next->id] - 1 == cur->id) by = e->from_rule[next->id];
+        e->chain[e->nchain] = cur;
+        e->chain_rules[e->nchain++] = by;
+        if (!have_slot(e, next)) return false;
+        if (e->mark[next->id] == e->epoch) {
+            size_t start = 0;
+            while (start < e->nchain && e->chain[start] != next) start++;
+            report_cycle(e, next, e->chain_rules + start, e->nchain - start);
+            return false;
+        }
+        if (e->nchain > e->chain_limit) {
+            report_long_chain(e, cur, by);
+            return false;
+        }
+        cur = next;
+    }
+    *out = cur;
+    return true;
+}
+
+static void report_stuck(Engine *e, const Entry *en) {
+    const UOp *made = en->new_n;
+    Rule *r = made && made->id < e->cap ? e->from_rule[made->id] : NULL;
+    if (r)
+        fail(e, "rewrite loop at node %%%u (%s): rule \"%s\" (%s:%d) rewrote it into a graph that contains it",
+             en->n->id, op_name(uop_op(en->n)), rule_name(r), rule_file(r), rule_line(r));
+    else
+        fail(e, "rewrite loop at node %%%u (%s): its rewrite depends on itself", en->n->id, op_name(uop_op(en->n)));
+}
+
+static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
+    Deque dq = {0};
+    const UOp *result = NULL;
+    size_t waiting = 0; /* entries sent to the front since the last progress */
+    if (!have_slot(e, root) || !dq_push(e, &dq, root, 0, root)) goto out;
+    e->flags[root->id] |= F_ON_STACK;
+    while (dq.count && !e->error) {
+        Entry en = dq_pop(&dq);
+        const UOp *n = en.n;
+        if (e->replace[n->id]) continue;
+        if (en.stage == 0) {
+            waiting = 0;
+            e->flags[n->id] |= F_VISITED;
+            const UOp *new_n = n;
+            if (bottom_up && !fixed_point(e, n, &new_n)) break;
+            if (!dq_push(e, &dq, n, 1, new_n)) break;
+            for (int i = new_n->nsrc; i-- > 0;) {
+                const UOp *x = new_n->src[i];
+                if (!have_slot(e, x)) break;
+                if (e->flags[x->id] & F_ON_STACK) continue;
+                e->flags[x->id] |= F_ON_STACK;
+                if (!dq_push(e, &dq, x, 0, x)) break;
+            }
+        } else if (en.stage == 1) {
+            const UOp *new_n = en.new_n;
+            const UOp *small[8];
+            const UOp **tmp = new_n->nsrc <= 8 ? small : malloc(new_n->nsrc * sizeof *tmp);
+            if (!tmp) { fail(e, "out of memory in graph_rewrite"); break; }
+            bool ready = true, changed = false;
+            for (int i = 0; i < new_n->nsrc; i++) {
+                const UOp *x = new_n->src[i];
+                const UOp *rx = x->id < e->cap ? e->replace[x->id] : NULL;
+                if (!rx) { ready = false; break; }
+                tmp[i] = rx;
+                changed |= rx != x;
+            }
+            if (!ready) {
+                if (tmp != small) free(tmp);
+                if (++waiting > dq.count + 1) { report_stuck(e, &en); break; }
+                if (!dq_push_front(e, &dq, en)) break;
+                continue;
+            }
+            waiting = 0;
+            const UOp *next = NULL;
+            Rule *by = NULL;
+            if (changed) {
+                next = uop_with_src(e->c, new_n, tmp, new_n->nsrc);
+                if (!next) { fail(e, "graph_rewrite: rebuilding node %%%u: %s", new_n->id, uctx_error(e->c)); }
+            } else if (!bottom_up) {
+                int rc = try_rules(e, new_n, &next, &by);
+                if (rc < 0) next = NULL;
+            }
+            if (tmp != small) free(tmp);
+            if (e->error) break;
+            if (!next) {
+                e->replace[n->id] = new_n;
+                continue;
+            }
+            if (!have_slot(e, next)) break;
+            /* a rule produced a node that is still being rewritten: a cycle? */
+            if (by && (e->flags[next->id] & F_VISITED) && !e->replace[next->id] && check_cycle(e, new_n, next, by))
+                break;
+            if (!link_made_from(e, new_n, next, by)) break;
+            if (!dq_push(e, &dq, n, 2, next) || !dq_push(e, &dq, next, 0, next)) break;
+            e->flags[next->id] |= F_ON_STACK;
+        } else {
+            const UOp *r = en.new_n->id < e->cap ? e->replace[en.new_n->id] : NULL;
+            if (!r) {
+                if (++waiting > dq.count + 1) { report_stuck(e, &en); break; }
+                if (!dq_push_front(e, &dq, en)) break;
+                continue;
+            }
+            waiting = 0;
+            e->replace[n->id] = r;
+        }
+    }
+    if (!e->error) {
+        result = e->replace[root->id];
+        if (!result) fail(e, "graph_rewrite: the root was left without a result");
+    }
+out:
+    free(dq.items);
+    return e->error ? NULL : result;
+}
+
+static void engine_init(Engine *e, UCtx *c, const RuleSet *rs, const RewriteOpts *o) {
+    memset(e, 0, sizeof *e);
+    e->c = c;
+    e->rs = rs;
+    e->run.ctx = c;
+    e->user = o ? o->user : NULL;
+    e->trace = o ? o->trace : NULL;
+    e->timing = o && o->timing;
+    e->stop_after = o ? o->stop_after : 0;
+    size_t max = o ? o->max_rewrites : 0;
+    e->total_limit = max ? max : DEFAULT_TOTAL_LIMIT;
+    e->chain_limit = max && max < DEFAULT_CHAIN_LIMIT ? max : DEFAULT_CHAIN_LIMIT;
+    e->pass_name = o && o->name ? o->name : ruleset_name(rs);
+}
+
+static void engine_free(Engine *e) {
+    free(e->replace);
+    free(e->flags);
+    free(e->from);
+    free(e->from_rule);
+    free(e->depth);
+    free(e->bpm_cache);
+    free(e->mark);
+    free(e->chain);
+    free(e->chain_rules);
+}
+
+const UOp *graph_rewrite(UCtx *c, const UOp *root, const RuleSet *rs, const RewriteOpts *opts) {
+    if (!c) return NULL;
+    if (!root || !rs) {
+        uctx_set_error(c, "graph_rewrite: %s", !root ? "no root node" : "no rule set");
+        return NULL;
+    }
+    Engine e;
+    engine_init(&e, c, rs, opts);
+    uint64_t t0 = now_ns();
+    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, root)) {
+        uctx_set_error(c, "out of memory recording the trace");
+        return NULL;
+    }
+    const UOp *res = NULL;
+    if (grow_arrays(&e, uctx_node_count(c) + 1)) res = unified_rewrite(&e, root, opts && opts->bottom_up);
+    else uctx_set_error(c, "out of memory in graph_rewrite");
+    if (e.trace) trace_end_pass(e.trace, res ? res : root, now_ns() - t0);
+    engine_free(&e);
+    return res;
+}
+
+bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, const RewriteOpts *opts,
+                  const UOp ***out, size_t *nout) {
+    if (!c || !out || !nout) return false;
+    *out = NULL;
+    *nout = 0;
+    if (!rs || (n && !lst)) {
+        uctx_set_error(c, "line_rewrite: %s", !rs ? "no rule set" : "no instruction list");
+        return false;
+    }
+    Engine e;
+    engine_init(&e, c, rs, opts);
+    uint64_t t0 = now_ns();
+    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, n ? lst[n - 1] : NULL)) {
+        uctx_set_error(c, "out of memory recording the trace");
+        return false;
+    }
+    const UOp **res = NULL;
+    size_t nres = 0, cap = 0;
+    const UOp *small[8];
+    if (!grow_arrays(&e, uctx_node_count(c) + 1)) fail(&e, "out of memory in line_rewrite");
+    for (size_t i = 0; i < n && !e.error; i++) {
+        const UOp *u = lst[i];
+        if (!u) { fail(&e, "line_rewrite: instruction %zu is missing", i); break; }
+        const UOp **tmp = u->nsrc <= 8 ? small : malloc(u->nsrc * sizeof *tmp);
+        if (!tmp) { fail(&e, "out of memory in line_rewrite"); break; }
+        bool changed = false;
+        for (int k = 0; k < u->nsrc && !e.error; k++) {
+            const UOp *x = u->src[k];
+            const UOp *rx = x->id < e.cap ? e.replace[x->id] : NULL;
+            if (!rx)
+                fail(&e, "line_rewrite: instruction %zu (%%%u %s) uses %%%u (%s), which is not earlier in the list", i,
+                     u->id, op_name(uop_op(u)), x->id, op_name(uop_op(x)));
+            tmp[k] = rx;
+            changed |= rx != x;
+        }
+        const UOp *nu = u;
+        if (!e.error && changed && !(nu = uop_with_src(c, u, tmp, u->nsrc)))
+            fail(&e, "line_rewrite: rebuilding instruction %zu: %s", i, uctx_error(c));
+        if (tmp != small) free(tmp);
+        if (e.error) break;
+        const UOp *rw = NULL;
+        Rule *by = NULL;
+        if (try_rules(&e, nu, &rw, &by) < 0) break;
+        const UOp *const *emit = &nu;
+        size_t nemit = 1;
+        const UOp *stands_for = nu;
+        if (rw && uop_op(rw) == OP_LINEAR) {
+            int64_t k = rw->arg && rw->arg->kind == ARG_INT ? rw->arg->v.i : -1;
+            if (k < 0 || k >= rw->nsrc) {
+                fail(&e, "line_rewrite: rule \"%s\" (%s:%d) returned a LINEAR whose arg is not the index of one of its "
+                         "%d sources",
+                     rule_name(by), rule_file(by), rule_line(by), rw->nsrc);
+                break;
+            }
+            emit = rw->src;
+            nemit = rw->nsrc;
+            stands_for = rw->src[k];
+        } else if (rw) {
+            emit = &rw;
+            stands_for = rw;
+        }
+        if (!have_slot(&e, u)) break;
+        e.replace[u->id] = stands_for;
+        if (nres + nemit > cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            while (ncap < nres + nemit) ncap *= 2;
+            const UOp **p = realloc(res, ncap * sizeof *p);
+            if (!p) { fail(&e, "out of memory in line_rewrite"); break; }
+            res = p;
+            cap = ncap;
+        }
+        for (size_t k = 0; k < nemit; k++) res[nres++] = emit[k];
+    }
+    if (e.trace) trace_end_pass(e.trace, nres ? res[nres - 1] : NULL, now_ns() - t0);
+    engine_free(&e);
+    if (e.error) {
+        free(res);
+        return false;
+    }
+    *out = res;
+    *nout = nres;
+    return true;
+}

@@ -1,0 +1,271 @@
+/* rule.c - rules (a pattern plus a template or a rewrite function, with a
+ * name and the place it is written) and rule sets (ordered lists of rules,
+ * indexed by the op a rule's root can match).
+ *
+ * Ownership: rule_new returns a rule holding one reference; ruleset_add takes
+ * its own.  ud_free is called when the last reference goes; when rule_new
+ * fails it is not called (the caller still owns ud).  A rewrite function or
+ * template that returns the matched node itself counts as "no rewrite". */
+#include "pattern_internal.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d) memcpy(d, s, n + 1);
+    return d;
+}
+
+static void free_rule(Rule *r) {
+    if (!r) return;
+    if (r->ud_free) r->ud_free(r->ud);
+    pattern_free(r->pat);
+    template_free(r->tmpl);
+    free(r->name);
+    free(r->file);
+    free(r);
+}
+
+Rule *rule_new(const RuleSpec *spec, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!spec) {
+        if (err && errlen) snprintf(err, errlen, "no rule given");
+        return NULL;
+    }
+    const char *name = spec->name ? spec->name : "unnamed";
+    if (!spec->pattern) {
+        if (err && errlen) snprintf(err, errlen, "rule \"%s\": no pattern", name);
+        return NULL;
+    }
+    if (!spec->template_text == !spec->fn) {
+        if (err && errlen)
+            snprintf(err, errlen, "rule \"%s\": needs either a template or a rewrite function (%s)", name,
+                     spec->fn ? "it has both" : "it has neither");
+        return NULL;
+    }
+    Rule *r = calloc(1, sizeof *r);
+    if (!r) goto oom;
+    r->refs = 1;
+    r->name = dup_str(name);
+    r->file = dup_str(spec->file ? spec->file : "?");
+    r->line = spec->line;
+    if (!r->name || !r->file) goto oom;
+    char msg[512];
+    r->pat = pattern_compile(spec->pattern, msg, sizeof msg);
+    if (!r->pat) {
+        if (err && errlen) snprintf(err, errlen, "rule \"%s\": pattern %s", name, msg);
+        free_rule(r);
+        return NULL;
+    }
+    if (spec->template_text) {
+        r->tmpl = template_compile(spec->template_text, r->pat, msg, sizeof msg);
+        if (!r->tmpl) {
+            if (err && errlen) snprintf(err, errlen, "rule \"%s\": %s", name, msg);
+            free_rule(r);
+            return NULL;
+        }
+    }
+    r->fn = spec->fn;
+    r->when = spec->when;
+    r->ud = spec->ud;
+    r->ud_free = spec->ud_free;
+    return r;
+oom:
+    free_rule(r);
+    if (err && errlen) snprintf(err, errlen, "rule \"%s\": out of memory", name);
+    return NULL;
+}
+
+void rule_ref(Rule *r) {
+    if (r) r->refs++;
+}
+
+void rule_unref(Rule *r) {
+    if (r && --r->refs == 0) free_rule(r);
+}
+
+const char *rule_name(const Rule *r) { return r ? r->name : ""; }
+const char *rule_file(const Rule *r) { return r ? r->file : ""; }
+int rule_line(const Rule *r) { return r ? r->line : 0; }
+int rule_capture_slot(const Rule *r, const char *name) { return r ? pattern_capture_slot(r->pat, name) : -1; }
+int rule_capture_count(const Rule *r) { return r ? r->pat->ncap : 0; }
+const char *rule_capture_name(const Rule *r, int slot) {
+    return r && slot >= 0 && slot < r->pat->ncap ? r->pat->names[slot] : NULL;
+}
+RuleStats *rule_stats(Rule *r) { return r ? &r->stats : NULL; }
+
+const UOp *match_get(const Match *m, const char *name) {
+    if (!m || !m->rule) return NULL;
+    int slot = rule_capture_slot(m->rule, name);
+    return slot < 0 ? NULL : m->cap[slot];
+}
+
+void rewrite_fail(const Match *m, const char *fmt, ...) {
+    if (!m) return;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (m->ctx) {
+        if (m->rule)
+            uctx_set_error(m->ctx, "rule \"%s\" (%s:%d): %s", m->rule->name, m->rule->file, m->rule->line, msg);
+        else
+            uctx_set_error(m->ctx, "%s", msg);
+    }
+    if (m->run) m->run->failed = true;
+}
+
+/* ---- applying one rule ---- */
+
+typedef struct Attempt {
+    Rule *r;
+    Match m;
+    const UOp *result;
+    bool matched;
+} Attempt;
+
+/* called by the matcher for each way the pattern matches */
+static bool try_match(const UOp **caps, uint32_t bound, void *ud) {
+    Attempt *a = ud;
+    Rule *r = a->r;
+    a->matched = true;
+    for (int i = 0; i < r->pat->ncap; i++)
+        if (!((bound >> i) & 1)) caps[i] = NULL;
+    if (r->when && !r->when(&a->m, r->ud)) return false;
+    const UOp *res;
+    if (r->fn) {
+        res = r->fn(&a->m, r->ud);
+    } else {
+        res = template_instantiate(r->tmpl, a->m.ctx, a->m.root, a->m.cap);
+        if (!res) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", uctx_error(a->m.ctx));
+            rewrite_fail(&a->m, "template: %s", why);
+        }
+    }
+    if (a->m.run->failed) return true;
+    if (!res || res == a->m.root) return false;
+    a->result = res;
+    return true;
+}
+
+int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, const UOp **out) {
+    RewriteRun local = {.ctx = c, .failed = false};
+    if (!run) run = &local;
+    Attempt a = {.r = r};
+    a.m.rule = r;
+    a.m.root = u;
+    a.m.ctx = c;
+    a.m.user = user;
+    a.m.run = run;
+    r->stats.attempts++;
+    pat_match_with(r->pat, u, a.m.cap, try_match, &a);
+    if (a.matched) r->stats.matches++;
+    if (run->failed) return -1;
+    if (!a.result) return 0;
+    r->stats.rewrites++;
+    if (out) *out = a.result;
+    return 1;
+}
+
+/* ---- rule sets ---- */
+
+typedef struct RuleList {
+    Rule **items;
+    int n, cap;
+} RuleList;
+
+struct RuleSet {
+    char *name;
+    RuleList all;
+    RuleList by_op[OP_COUNT];
+};
+
+static bool list_push(RuleList *l, Rule *r) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 4;
+        Rule **items = realloc(l->items, (size_t)cap * sizeof *items);
+        if (!items) return false;
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->n++] = r;
+    return true;
+}
+
+RuleSet *ruleset_new(const char *name) {
+    RuleSet *rs = calloc(1, sizeof *rs);
+    if (!rs) return NULL;
+    rs->name = dup_str(name ? name : "rules");
+    if (!rs->name) { free(rs); return NULL; }
+    return rs;
+}
+
+bool ruleset_add(RuleSet *rs, Rule *r) {
+    if (!rs || !r) return false;
+    if (!list_push(&rs->all, r)) return false;
+    for (int op = 0; op < OP_COUNT; op++) {
+        if (!r->pat->root_any_op && !opset_has(&r->pat->root_ops, (Op)op)) continue;
+        if (!list_push(&rs->by_op[op], r)) {
+            /* undo: drop r from every list it reached */
+            for (int k = 0; k < op; k++)
+                if (rs->by_op[k].n && rs->by_op[k].items[rs->by_op[k].n - 1] == r) rs->by_op[k].n--;
+            rs->all.n--;
+            return false;
+        }
+    }
+    rule_ref(r);
+    return true;
+}
+
+RuleSet *ruleset_concat(const char *name, const RuleSet *a, const RuleSet *b) {
+    RuleSet *rs = ruleset_new(name);
+    if (!rs) return NULL;
+    const RuleSet *parts[2] = {a, b};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; parts[p] && i < parts[p]->all.n; i++)
+            if (!ruleset_add(rs, parts[p]->all.items[i])) { ruleset_free(rs); return NULL; }
+    return rs;
+}
+
+void ruleset_free(RuleSet *rs) {
+    if (!rs) return;
+    for (int i = 0; i < rs->all.n; i++) rule_unref(rs->all.items[i]);
+    free(rs->all.items);
+    for (int op = 0; op < OP_COUNT; op++) free(rs->by_op[op].items);
+    free(rs->name);
+    free(rs);
+}
+
+const char *ruleset_name(const RuleSet *rs) { return rs ? rs->name : ""; }
+int ruleset_count(const RuleSet *rs) { return rs ? rs->all.n : 0; }
+Rule *ruleset_rule(const RuleSet *rs, int i) { return rs && i >= 0 && i < rs->all.n ? rs->all.items[i] : NULL; }
+
+Rule *const *ruleset_rules_for_op(const RuleSet *rs, Op op, int *n) {
+    *n = rs->by_op[op].n;
+    return rs->by_op[op].items;
+}
+
+RuleSet *ruleset_from_specs(const char *name, const RuleSpec *specs, int n, char *err, size_t errlen) {
+    RuleSet *rs = ruleset_new(name);
+    if (!rs) {
+        if (err && errlen) snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        Rule *r = rule_new(&specs[i], err, errlen);
+        if (!r) { ruleset_free(rs); return NULL; }
+        bool ok = ruleset_add(rs, r);
+        rule_unref(r);
+        if (!ok) {
+            if (err && errlen) snprintf(err, errlen, "out of memory");
+            ruleset_free(rs);
+            return NULL;
+        }
+    }
+    return rs;
+}

@@ -1,0 +1,76 @@
+/* trace.c - the record of what a rewrite did (see trace.h).  Rule names and
+ * file names are interned in the trace so entries outlive the rules. */
+#include "trace.h"
+#include <stdlib.h>
+#include <string.h>
+
+void trace_init(Trace *t) { memset(t, 0, sizeof *t); }
+
+void trace_clear(Trace *t) {
+    for (size_t i = 0; i < t->nstrings; i++) free(t->strings[i]);
+    t->nstrings = 0;
+    t->nrewrites = 0;
+    t->npasses = 0;
+}
+
+void trace_free(Trace *t) {
+    trace_clear(t);
+    free(t->strings);
+    free(t->rewrites);
+    free(t->passes);
+    memset(t, 0, sizeof *t);
+}
+
+static bool grow(void **items, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need) n *= 2;
+    void *p = realloc(*items, n * size);
+    if (!p) return false;
+    *items = p;
+    *cap = n;
+    return true;
+}
+
+/* The trace's copy of s; recent strings are checked first since a pass
+ * usually fires a handful of rules many times. */
+static const char *intern(Trace *t, const char *s) {
+    if (!s) s = "";
+    for (size_t i = t->nstrings; i-- > 0;)
+        if (strcmp(t->strings[i], s) == 0) return t->strings[i];
+    if (!grow((void **)&t->strings, &t->cap_strings, t->nstrings + 1, sizeof *t->strings)) return NULL;
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n + 1);
+    t->strings[t->nstrings++] = d;
+    return d;
+}
+
+bool trace_begin_pass(Trace *t, const char *name, const UOp *root_before) {
+    if (!grow((void **)&t->passes, &t->cap_passes, t->npasses + 1, sizeof *t->passes)) return false;
+    const char *nm = intern(t, name);
+    if (!nm) return false;
+    t->passes[t->npasses++] = (TracePass){
+        .name = nm, .root_before = root_before, .root_after = NULL, .first_rewrite = t->nrewrites};
+    return true;
+}
+
+void trace_end_pass(Trace *t, const UOp *root_after, uint64_t ns) {
+    if (!t->npasses) return;
+    TracePass *p = &t->passes[t->npasses - 1];
+    p->root_after = root_after;
+    p->nrewrites = t->nrewrites - p->first_rewrite;
+    p->ns = ns;
+}
+
+bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, const UOp *before,
+                       const UOp *after, uint64_t ns) {
+    if (!grow((void **)&t->rewrites, &t->cap_rewrites, t->nrewrites + 1, sizeof *t->rewrites)) return false;
+    const char *r = intern(t, rule), *f = intern(t, file);
+    if (!r || !f) return false;
+    t->rewrites[t->nrewrites++] = (TraceRewrite){.rule = r, .file = f, .line = line, .before = before,
+                                                 .after = after, .ns = ns,
+                                                 .pass = t->npasses ? (uint32_t)(t->npasses - 1) : 0};
+    return true;
+}

@@ -8,7 +8,7 @@
 #include "../core/util/strbuf.h"
 
 typedef struct DiffOpts {
-    int context;          /* unchanged lines around each change (default 3) */
+    int context;          /* unchanged lines around each change: 0 means the default (3), a negative value none */
     bool color;           /* ANSI colours */
     const char *label_a, *label_b;
 } DiffOpts;

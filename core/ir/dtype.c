@@ -75,6 +75,20 @@ static const DType *intern_derived(DType key) {
     return &n->dt;
 }
 
+/* When the library is unloaded (a Lua module closed by lua5.4 at exit), its
+ * globals stop being roots for leak checkers: free the table then. */
+__attribute__((destructor)) static void release_derived(void) {
+    for (int b = 0; b < DERIVED_BUCKETS; b++) {
+        DerivedNode *n = derived[b];
+        while (n) {
+            DerivedNode *next = n->next;
+            free(n);
+            n = next;
+        }
+        derived[b] = NULL;
+    }
+}
+
 const DType *dt_vec(const DType *dt, int n) {
     if (!dt || n < 1 || n > 65536) return NULL;
     if (dt->kind == DTK_PTR) return dt_ptr_vec(dt, n);

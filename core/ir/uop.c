@@ -289,7 +289,11 @@ const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v) {
 const UOp *uop_const_float(UCtx *c, const DType *dt, double v) {
     if (!dt) return NULL;
     if (dt_is_int(dt)) {
-        if (!isfinite(v)) { uctx_set_error(c, "CONST: %g is not an integer", v); return NULL; }
+        /* 2^63 is exactly representable; anything at or above it does not fit */
+        if (!isfinite(v) || v >= 9223372036854775808.0 || v < -9223372036854775808.0) {
+            uctx_set_error(c, "CONST: %g does not fit a 64-bit integer", v);
+            return NULL;
+        }
         return uop_const_arg(c, dt, arg_int(c, (int64_t)v));
     }
     if (dt_is_bool(dt)) return uop_const_arg(c, dt, arg_bool(c, v != 0));

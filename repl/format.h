@@ -1,0 +1,11 @@
+/* format.h - how the REPL shows a value: tostring for most values, tables
+ * shallowly as {1, 2, key = value, sub = {...}}, strings inside tables
+ * quoted, keys sorted so the output is the same every time. */
+#ifndef UOPDB_REPL_FORMAT_H
+#define UOPDB_REPL_FORMAT_H
+#include <lua.h>
+
+/* Pushes the text for the value at idx (may call __tostring; may raise). */
+void format_value(lua_State *L, int idx);
+
+#endif

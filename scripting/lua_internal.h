@@ -1,0 +1,62 @@
+/* lua_internal.h - what the files of the Lua binding share: the per-state
+ * context, boxes for UOps and dtypes, conversion of args between Lua and C,
+ * and the functions that add each part to the module table. */
+#ifndef UOPDB_LUA_INTERNAL_H
+#define UOPDB_LUA_INTERNAL_H
+#include <lua.h>
+#include <lauxlib.h>
+#include "../core/ir/uop.h"
+
+#define LUOP_UOP_MT "uopdb.UOp"
+#define LUOP_DTYPE_MT "uopdb.DType"
+#define LUOP_OP_MT "uopdb.Op"
+#define LUOP_AXIS_MT "uopdb.AxisType"
+#define LUOP_SENTINEL_MT "uopdb.Sentinel"
+#define LUOP_RULES_MT "uopdb.RuleSet"
+
+/* ---- context (lua_module.c) ---- */
+UCtx *luop_ctx(lua_State *L);
+/* Raises the context's error message as a Lua error (never returns). */
+int luop_ctx_error(lua_State *L);
+
+/* ---- UOp boxes (lua_uop.c): one box per node, so == is identity ---- */
+void luop_push(lua_State *L, const UOp *u);      /* pushes nil for NULL */
+/* Pushes u, or raises the context error when u is NULL (a failed build). */
+void luop_push_result(lua_State *L, const UOp *u);
+const UOp *luop_test(lua_State *L, int idx);      /* NULL if not a UOp */
+const UOp *luop_check(lua_State *L, int idx);     /* raises "UOp expected" */
+
+/* A CONST of dtype dt from the number or boolean at idx (lua_build.c);
+ * raises on a value the dtype cannot hold (a float too large for an int). */
+const UOp *luop_const_number(lua_State *L, const DType *dt, int idx);
+
+/* ---- dtypes (lua_dtype.c) ---- */
+void luop_push_dtype(lua_State *L, const DType *dt);
+const DType *luop_test_dtype(lua_State *L, int idx);   /* userdata only */
+/* a dtype value or a dtype name ("float32", "int.vec(4)") */
+const DType *luop_check_dtype(lua_State *L, int idx);
+
+/* ---- args, ops, axis types, None/Invalid (lua_arg.c) ---- */
+void luop_push_arg(lua_State *L, const Arg *a);
+/* Converts the Lua value at idx; raises on a value that cannot be an arg. */
+const Arg *luop_to_arg(lua_State *L, int idx);
+/* an op value (uop.ops.ADD) or an op name ("ADD", "Ops.ADD") */
+Op luop_check_op(lua_State *L, int idx);
+AxisType luop_check_axis(lua_State *L, int idx);
+void luop_push_op(lua_State *L, Op op);
+void luop_push_axis(lua_State *L, AxisType a);
+
+/* ---- the parts of the module; each adds its fields to the table on top ---- */
+void luop_open_dtype(lua_State *L);
+void luop_open_arg(lua_State *L);
+void luop_open_uop(lua_State *L);
+void luop_open_build(lua_State *L);
+void luop_open_text(lua_State *L);
+void luop_open_rules(lua_State *L);
+
+/* The Lua state whose code a Lua rewrite function runs on while
+ * uop.rewrite is active (rewrites may run inside coroutines). */
+lua_State *luop_active_state(lua_State *fallback);
+lua_State *luop_set_active_state(lua_State *L); /* returns the previous one */
+
+#endif

@@ -1,0 +1,94 @@
+/* lua_module.c - luaopen_uopdb: builds the module table from its parts,
+ * owns the one UCtx of a Lua state (freed when the state closes) and runs
+ * the embedded Lua prelude. */
+#include "uopdb_lua.h"
+#include "lua_internal.h"
+#include <lualib.h>
+#include <stdlib.h>
+
+#define CTX_KEY "uopdb.ctx"
+#define MODULE_KEY "uopdb.module"
+
+extern const char uopdb_lua_prelude[];
+extern const size_t uopdb_lua_prelude_len;
+
+typedef struct CtxBox { UCtx *c; } CtxBox;
+
+static int ctx_gc(lua_State *L) {
+    CtxBox *b = luaL_checkudata(L, 1, "uopdb.Context");
+    if (b->c) uctx_free(b->c);
+    b->c = NULL;
+    return 0;
+}
+
+UCtx *luop_ctx(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+    CtxBox *b = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!b || !b->c) luaL_error(L, "uopdb: the module is not open in this Lua state");
+    return b->c;
+}
+
+int luop_ctx_error(lua_State *L) {
+    UCtx *c = luop_ctx(L);
+    const char *msg = uctx_error(c);
+    luaL_where(L, 1); /* the Lua line that called */
+    lua_pushstring(L, msg[0] ? msg : "uopdb: operation failed");
+    lua_concat(L, 2);
+    uctx_clear_error(c);
+    return lua_error(L);
+}
+
+/* The context is created before anything else that has a finalizer, so Lua
+ * finalizes it last when the state closes. */
+static void create_context(lua_State *L) {
+    CtxBox *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->c = NULL;
+    if (luaL_newmetatable(L, "uopdb.Context")) {
+        lua_pushcfunction(L, ctx_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    b->c = uctx_new();
+    if (!b->c) luaL_error(L, "uopdb: out of memory creating the context");
+    lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+}
+
+static _Thread_local lua_State *active_state;
+
+lua_State *luop_active_state(lua_State *fallback) { return active_state ? active_state : fallback; }
+
+lua_State *luop_set_active_state(lua_State *L) {
+    lua_State *prev = active_state;
+    active_state = L;
+    return prev;
+}
+
+int luaopen_uopdb(lua_State *L) {
+    /* a second open in the same state returns the same table */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, MODULE_KEY) == LUA_TTABLE) return 1;
+    lua_pop(L, 1);
+    create_context(L);
+    lua_newtable(L);
+    luop_open_dtype(L);
+    luop_open_arg(L);
+    luop_open_uop(L);
+    luop_open_build(L);
+    luop_open_text(L);
+    luop_open_rules(L);
+    lua_pushliteral(L, "0.1.0");
+    lua_setfield(L, -2, "version");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
+    /* the prelude adds the parts written in Lua; it receives the table */
+    if (luaL_loadbuffer(L, uopdb_lua_prelude, uopdb_lua_prelude_len, "=uopdb/prelude.lua") != LUA_OK)
+        return lua_error(L);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+    return 1;
+}
+
+void uopdb_lua_open(lua_State *L) {
+    luaL_requiref(L, "uopdb", luaopen_uopdb, 0);
+    lua_setglobal(L, "uop");
+}

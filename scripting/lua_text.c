@@ -1,0 +1,201 @@
+/* lua_text.c - the ways to see a graph from Lua: u:render(), u:listing(),
+ * u:to_tinygrad(), uop.parse(listing), uop.from_tinygrad(text),
+ * uop.dot(u [, opts]) and uop.diff(a, b [, opts]). */
+#include "lua_internal.h"
+#include "../viz/listing.h"
+#include "../viz/render.h"
+#include "../viz/tinygrad_repr.h"
+#include "../viz/dot.h"
+#include "../viz/diff.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Pushes the StrBuf's text and frees it. */
+static int push_sb(lua_State *L, StrBuf *sb) {
+    bool oom = sb->oom;
+    lua_pushlstring(L, sb->data ? sb->data : "", sb->data ? sb->len : 0);
+    sb_free(sb);
+    if (oom) return luaL_error(L, "out of memory while printing");
+    return 1;
+}
+
+static bool opt_bool(lua_State *L, int t, const char *field, bool dflt) {
+    if (lua_type(L, t) != LUA_TTABLE) return dflt;
+    lua_getfield(L, t, field);
+    bool v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *field, lua_Integer dflt) {
+    if (lua_type(L, t) != LUA_TTABLE) return dflt;
+    lua_getfield(L, t, field);
+    lua_Integer v = dflt;
+    if (!lua_isnil(L, -1)) {
+        int ok;
+        v = lua_tointegerx(L, -1, &ok);
+        if (!ok) luaL_error(L, "option '%s' must be an integer, got %s", field, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* a string option; the value stays on the stack until the caller pops */
+static const char *opt_string(lua_State *L, int t, const char *field) {
+    if (lua_type(L, t) != LUA_TTABLE) { lua_pushnil(L); return NULL; }
+    lua_getfield(L, t, field);
+    if (lua_isnil(L, -1)) return NULL;
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "option '%s' must be a string, got %s", field, luaL_typename(L, -1));
+    return lua_tostring(L, -1);
+}
+
+static void check_opts(lua_State *L, int idx) {
+    if (!lua_isnoneornil(L, idx)) luaL_checktype(L, idx, LUA_TTABLE);
+}
+
+static int t_render(lua_State *L) {
+    const UOp *u = luop_check(L, 1);
+    StrBuf sb;
+    sb_init(&sb);
+    uop_render_expr(&sb, u);
+    return push_sb(L, &sb);
+}
+
+static int t_listing(lua_State *L) {
+    const UOp *u = luop_check(L, 1);
+    check_opts(L, 2);
+    ListingOpts o = {.color = opt_bool(L, 2, "color", false)};
+    StrBuf sb;
+    sb_init(&sb);
+    uop_listing(&sb, u, &o);
+    return push_sb(L, &sb);
+}
+
+static int t_to_tinygrad(lua_State *L) {
+    const UOp *u = luop_check(L, 1);
+    StrBuf sb;
+    sb_init(&sb);
+    uop_to_tinygrad(&sb, u);
+    return push_sb(L, &sb);
+}
+
+static int t_parse(lua_State *L) {
+    const char *text = luaL_checkstring(L, 1);
+    char err[512] = "";
+    const UOp *u = uop_parse_listing(luop_ctx(L), text, err, sizeof err);
+    if (!u) return luaL_error(L, "parse: %s", err[0] ? err : "no nodes in the text");
+    luop_push(L, u);
+    return 1;
+}
+
+static int t_from_tinygrad(lua_State *L) {
+    const char *text = luaL_checkstring(L, 1);
+    char err[512] = "";
+    const UOp *u = uop_from_tinygrad(luop_ctx(L), text, err, sizeof err);
+    if (!u) return luaL_error(L, "from_tinygrad: %s", err[0] ? err : "no UOp in the text");
+    luop_push(L, u);
+    return 1;
+}
+
+static const char *extension(const char *path) {
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash) || !dot[1]) return NULL;
+    return dot + 1;
+}
+
+/* writes text to path (for .dot/.gv) or has Graphviz render it */
+static void write_dot_file(lua_State *L, const char *text, const char *path) {
+    const char *ext = extension(path);
+    if (!ext) luaL_error(L, "dot: cannot tell the format of '%s' (use .dot, .svg, .png or .pdf)", path);
+    if (strcmp(ext, "dot") == 0 || strcmp(ext, "gv") == 0) {
+        FILE *f = fopen(path, "w");
+        if (!f) luaL_error(L, "dot: cannot write '%s': %s", path, strerror(errno));
+        size_t len = strlen(text);
+        bool ok = fwrite(text, 1, len, f) == len;
+        ok = (fclose(f) == 0) && ok;
+        if (!ok) luaL_error(L, "dot: error writing '%s'", path);
+        return;
+    }
+    char err[512] = "";
+    if (!dot_render(text, ext, path, err, sizeof err)) luaL_error(L, "dot: %s", err);
+}
+
+/* uop.dot(u [, {file=, focus=, radius=, keep_consts=, title=}]) -> DOT text */
+static int t_dot(lua_State *L) {
+    const UOp *u = luop_check(L, 1);
+    check_opts(L, 2);
+    DotOpts o = {.radius = 2};
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_getfield(L, 2, "focus");
+        if (!lua_isnil(L, -1)) {
+            o.focus = luop_test(L, -1);
+            if (!o.focus) return luaL_error(L, "dot: option 'focus' must be a UOp, got %s", luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+        lua_Integer r = opt_int(L, 2, "radius", 2);
+        if (r < 0 || r > 1000000) return luaL_error(L, "dot: radius %I is out of range", r);
+        o.radius = (int)r;
+        o.keep_consts = opt_bool(L, 2, "keep_consts", false);
+    }
+    o.title = opt_string(L, 2, "title");
+    const char *file = opt_string(L, 2, "file");
+    StrBuf sb;
+    sb_init(&sb);
+    uop_dot(&sb, u, &o);
+    push_sb(L, &sb);
+    if (file) write_dot_file(L, lua_tostring(L, -1), file);
+    return 1;
+}
+
+/* uop.diff(a, b [, {context=, color=, label_a=, label_b=, stats=true}]) -> text [, stats]
+ * The counts come back only when asked for, so print(uop.diff(a, b)) prints just the diff. */
+static int t_diff(lua_State *L) {
+    const UOp *a = luop_check(L, 1), *b = luop_check(L, 2);
+    check_opts(L, 3);
+    DiffOpts o = {.context = 3};
+    lua_Integer ctx = opt_int(L, 3, "context", 3);
+    if (ctx < 0 || ctx > 1000000) return luaL_error(L, "diff: context %I is out of range", ctx);
+    o.context = ctx == 0 ? -1 : (int)ctx; /* DiffOpts spells "no context" as negative */
+    o.color = opt_bool(L, 3, "color", false);
+    o.label_a = opt_string(L, 3, "label_a");
+    o.label_b = opt_string(L, 3, "label_b");
+    StrBuf sb;
+    sb_init(&sb);
+    DiffStats st = uop_diff_text(&sb, a, b, &o);
+    push_sb(L, &sb);
+    if (!opt_bool(L, 3, "stats", false)) return 1;
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)st.added);
+    lua_setfield(L, -2, "added");
+    lua_pushinteger(L, (lua_Integer)st.removed);
+    lua_setfield(L, -2, "removed");
+    lua_pushinteger(L, (lua_Integer)st.kept);
+    lua_setfield(L, -2, "kept");
+    return 2;
+}
+
+/* uop.diff_dot(a, b) -> DOT text of both graphs, changes coloured */
+static int t_diff_dot(lua_State *L) {
+    const UOp *a = luop_check(L, 1), *b = luop_check(L, 2);
+    StrBuf sb;
+    sb_init(&sb);
+    uop_diff_dot(&sb, a, b);
+    return push_sb(L, &sb);
+}
+
+static const luaL_Reg text_methods[] = {
+    {"render", t_render}, {"listing", t_listing}, {"to_tinygrad", t_to_tinygrad}, {NULL, NULL}};
+
+static const luaL_Reg text_funcs[] = {
+    {"render", t_render}, {"listing", t_listing}, {"to_tinygrad", t_to_tinygrad},
+    {"parse", t_parse}, {"from_tinygrad", t_from_tinygrad}, {"dot", t_dot},
+    {"diff", t_diff}, {"diff_dot", t_diff_dot}, {NULL, NULL}};
+
+void luop_open_text(lua_State *L) {
+    luaL_setfuncs(L, text_funcs, 0);
+    luaL_getmetatable(L, LUOP_UOP_MT);
+    lua_getfield(L, -1, "__index");
+    luaL_setfuncs(L, text_methods, 0);
+    lua_pop(L, 2);
+}

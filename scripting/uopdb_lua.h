@@ -1,0 +1,17 @@
+/* uopdb_lua.h - the Lua 5.4 binding of uopdb: the module a stock lua5.4
+ * loads with require "uopdb", and the entry point the REPL uses to expose
+ * the same module as the global `uop`. */
+#ifndef UOPDB_LUA_H
+#define UOPDB_LUA_H
+#include <lua.h>
+
+/* Opens the module and returns its table (one UCtx per Lua state, created
+ * on first open and freed when the state is closed). */
+int luaopen_uopdb(lua_State *L);
+
+/* Opens the module as package.loaded["uopdb"] (so a later require "uopdb"
+ * returns the same table) and sets the global `uop`.  Needs the standard
+ * libraries opened first. */
+void uopdb_lua_open(lua_State *L);
+
+#endif

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# run.sh - drives the uopdb program through pipes and checks what it prints:
+# expression values, multi-line input, errors that leave the session intact,
+# colon commands, -e, scripts with arguments, --version, exit statuses,
+# Ctrl-C.  Usage: tests/repl/run.sh build/uopdb
+# Prints "repl: N passed, M failed"; exits non-zero on any failure.
+set -u
+UOPDB=${1:-build/uopdb}
+if [ ! -x "$UOPDB" ]; then
+    echo "repl: $UOPDB is not an executable" >&2
+    echo "repl: 0 passed, 1 failed"
+    exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export UOPDB_HISTORY="$tmp/history"
+pass=0
+fail=0
+
+# run INPUT [ARGS...]: feeds INPUT on stdin; sets out, err, rc
+run() {
+    local input=$1
+    shift
+    printf '%s' "$input" | "$UOPDB" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1" >&2
+    shift
+    printf '  %s\n' "$@" >&2
+}
+
+# expect_eq NAME WANT GOT
+expect_eq() {
+    if [ "$2" == "$3" ]; then ok; else bad "$1" "expected: $(printf '%q' "$2")" "got:      $(printf '%q' "$3")"; fi
+}
+# expect_has NAME NEEDLE TEXT
+expect_has() {
+    if [[ "$3" == *"$2"* ]]; then ok; else bad "$1" "expected to contain: $(printf '%q' "$2")" "got: $(printf '%q' "$3")"; fi
+}
+expect_rc() {
+    if [ "$2" == "$3" ]; then ok; else bad "$1" "expected exit status $2, got $3" "stderr: $err"; fi
+}
+
+# --- values of expressions ---
+run $'x = uop.var("x", 0, 10)\nx + 1\n1 + 2\n"hi", 3\nnil\nlocal q = 1\n'
+expect_eq "expression values" $'UOp %2 ADD index (%0, %1)\n3\nhi\t3\nnil' "$out"
+expect_eq "expression values: no errors" "" "$err"
+expect_rc "expression values: status" 0 "$rc"
+
+run $'{1, 2, a = "s", t = {}, [10] = true}\n'
+expect_eq "tables print shallowly" '{1, 2, [10] = true, a = "s", t = {...}}' "$out"
+
+run $'e = (uop.var("x", 0, 10) * 4 + 3) // 2\ne:vmin(), e:vmax(), e:eval{x = 3}\n'
+expect_eq "bounds and eval" $'1\t21\t7' "$out"
+
+# --- multi-line input ---
+run $'function f(a)\n  local b = a * 2\n  return b\nend\nf(21)\n'
+expect_eq "multi-line function" "42" "$out"
+
+run $'t = {\n  1,\n  2,\n}\n#t\n'
+expect_eq "multi-line table" "2" "$out"
+
+run $'x = uop.var("x", 0, 10)\nrs = uop.rules{\n  {name = "add0", pattern = "(ADD x 0)",\n   rewrite = function(m) return m.x end},\n}\nr, t = uop.rewrite(x + 0, rs)\nrawequal(r, x), t.rewrites[1].rule, t.rewrites[1].where\n'
+expect_eq "rules written at the prompt record stdin:line" $'true\tadd0\tstdin:3' "$out"
+
+run $'function g(\n'
+expect_has "unfinished chunk at EOF is reported" "<eof>" "$err"
+expect_rc "unfinished chunk at EOF: status" 0 "$rc"
+
+# --- errors keep the session ---
+run $'y = 5\nerror("boom")\ny + 1\nuop.new("ADDD", uop.dtypes.int32, {})\ny + 2\n'
+expect_eq "state survives errors" $'6\n7' "$out"
+expect_has "error message" "stdin:1: boom" "$err"
+expect_has "error traceback" "stack traceback:" "$err"
+expect_has "binding error message" "unknown op 'ADDD'" "$err"
+expect_rc "errors in the REPL: status" 0 "$rc"
+
+run $'uop.new()\nuop.const()\nuop.var("v", 0, 1):eval(5)\nuop.rewrite()\nuop.rules(5)\nuop.dot()\nuop.parse()\nsetmetatable({}, {__tostring = function() error("bad tostring") end})\n1 +\n2\nprint("alive")\n'
+expect_eq "bad calls do not crash" $'3\nalive' "$out"
+expect_rc "bad calls: status" 0 "$rc"
+
+run $'x = = 1\nprint("after syntax error")\n'
+expect_has "syntax error reported" "unexpected symbol" "$err"
+expect_eq "syntax error: goes on" "after syntax error" "$out"
+
+# --- colon commands ---
+run $':help\n'
+expect_has ":help lists commands" ":load FILE" "$out"
+expect_has ":help lists the module" "uop.rewrite(root, rules" "$out"
+
+printf 'z = 7\nprint("loaded")\n' >"$tmp/load.lua"
+run $":load $tmp/load.lua"$'\nz * 2\n'
+expect_eq ":load runs a file in the session" $'loaded\n14' "$out"
+
+run $':load /nonexistent/file.lua\nprint("still here")\n'
+expect_has ":load of a missing file" "cannot open /nonexistent/file.lua" "$err"
+expect_eq ":load of a missing file: goes on" "still here" "$out"
+
+run $':frobnicate now\nprint("carry on")\n'
+expect_has "unknown command" "unknown command ':frobnicate'" "$err"
+expect_eq "unknown command: goes on" "carry on" "$out"
+
+run $'1\n:quit\n2\n'
+expect_eq ":quit stops" "1" "$out"
+run $'1\n:q\n2\n'
+expect_eq ":q stops" "1" "$out"
+
+run $':complete uop.co\n'
+expect_eq "completion of module fields" "uop.const" "$out"
+run $'u = uop.var("u", 0, 1)\n:complete u:li\n:complete u:v\n'
+expect_eq "completion of methods" $'u:listing\nu:vmax\nu:vmin' "$out"
+run $':complete pri\n:complete uop.dtypes.floa\n'
+expect_eq "completion of globals and nested fields" $'print\nuop.dtypes.float\nuop.dtypes.float16\nuop.dtypes.float32\nuop.dtypes.float64' "$out"
+
+# --- command line ---
+run "" --version
+expect_eq "--version" "uopdb 0.1.0" "$out"
+run "" --help
+expect_has "--help" "usage:" "$out"
+run "" --bogus
+expect_rc "unknown option: status" 1 "$rc"
+expect_has "unknown option: message" "unknown option '--bogus'" "$err"
+
+run "" -e 'a = 2' -e 'print(a * 3)'
+expect_eq "-e runs code in order" "6" "$out"
+expect_rc "-e: status" 0 "$rc"
+run "" -e 'error("bad e")'
+expect_rc "-e error: status 1" 1 "$rc"
+expect_has "-e error: message" "bad e" "$err"
+
+printf 'print(#arg, arg[1], arg[2], select("#", ...), ...)\nprint(uop.var("s", 0, 9):vmax())\n' >"$tmp/script.lua"
+run "" "$tmp/script.lua" one two
+expect_eq "script with args" $'2\tone\ttwo\t2\tone\ttwo\n9' "$out"
+expect_rc "script: status" 0 "$rc"
+
+printf 'print("before")\nlocal t = nil\nprint(t.field)\n' >"$tmp/fail.lua"
+run "" "$tmp/fail.lua"
+expect_rc "failing script: status 1" 1 "$rc"
+expect_eq "failing script: output before the error" "before" "$out"
+expect_has "failing script: message" "fail.lua:3: attempt to index a nil value" "$err"
+
+printf 'print(uop.new("ADD", uop.dtypes.int32, {}))\n' >"$tmp/fail2.lua"
+run "" "$tmp/fail2.lua"
+expect_rc "script with a binding error: status 1" 1 "$rc"
+
+run "" /nonexistent/script.lua
+expect_rc "missing script: status 1" 1 "$rc"
+
+printf 'w = 41\n' >"$tmp/inter.lua"
+run $'w + 1\n' -i "$tmp/inter.lua"
+expect_eq "-i enters the REPL after the script" "42" "$out"
+run $'v + 1\n' -e 'v = 9' -i
+expect_eq "-i enters the REPL after -e" "10" "$out"
+
+# --- Ctrl-C interrupts the running code, not the program ---
+{ echo 'while true do end'; sleep 2; echo 'print("after interrupt")'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+err=$(cat "$tmp/err")
+expect_has "Ctrl-C interrupts" "interrupted!" "$err"
+expect_eq "Ctrl-C: the session goes on" "after interrupt" "$(cat "$tmp/out")"
+expect_rc "Ctrl-C: status" 0 "$rc"
+
+# --- on a terminal: libedit prompt, tab completion, Ctrl-C at the prompt, history ---
+if command -v python3 >/dev/null 2>&1; then
+    rm -f "$tmp/history"
+    out=$(UOPDB_HISTORY="$tmp/history" python3 - "$UOPDB" <<'PY' 2>&1
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["TERM"] = "xterm"
+    os.execv(sys.argv[1], [sys.argv[1]])
+buf = b""
+def drain(t):
+    global buf
+    end = time.time() + t
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                buf += os.read(fd, 4096)
+            except OSError:
+                return
+drain(1.0)
+for keys in [b"u = uop.var('u', 0, 5)\r", b"uop.co\t", b"(uop.dtypes.int, 3):arg()\r", b"u:vma\t", b"()\r",
+             b"half typed", b"\x03", b"print('alive')\r", b"\x04"]:
+    os.write(fd, keys)
+    drain(0.5)
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(buf.decode(errors="replace").replace("\r", ""))
+print("exit=%d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
+PY
+)
+    expect_has "terminal: prompt" "uopdb> " "$out"
+    expect_has "terminal: completion of uop.co" $'3\n' "$out"
+    expect_has "terminal: completion of a method" $'5\n' "$out"
+    expect_has "terminal: Ctrl-C at the prompt keeps the session" $'alive\n' "$out"
+    expect_has "terminal: clean exit on Ctrl-D" "exit=0" "$out"
+    expect_has "terminal: history saved" "print('alive')" "$(cat "$tmp/history" 2>/dev/null)"
+fi
+
+echo "repl: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

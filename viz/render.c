@@ -73,52 +73,9 @@ static void put_stripped(StrBuf *sb, const char *s) {
     else sb_puts(sb, s);
 }
 
-/* Python's str() of a float: shortest digits that read back; fixed notation
- * for exponents -4..15, else 1e+16 / 1.5e-07 */
-static void put_python_float(StrBuf *sb, double f) {
-    if (isnan(f)) { sb_puts(sb, "nan"); return; }
-    if (isinf(f)) { sb_puts(sb, f < 0 ? "-inf" : "inf"); return; }
-    char buf[48];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, f);
-        if (strtod(buf, NULL) == f) break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, f);
-    char digits[24];
-    int nd = 0;
-    const char *q = buf;
-    bool neg = *q == '-';
-    if (neg) q++;
-    for (; *q && *q != 'e'; q++)
-        if (isdigit((unsigned char)*q)) digits[nd++] = *q;
-    int exp = atoi(q + 1);
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
-    if (neg) sb_putc(sb, '-');
-    if (exp >= -4 && exp < 16) {
-        if (exp < 0) {
-            sb_puts(sb, "0.");
-            for (int i = 0; i < -exp - 1; i++) sb_putc(sb, '0');
-            sb_putn(sb, digits, (size_t)nd);
-        } else {
-            for (int i = 0; i <= exp; i++) sb_putc(sb, i < nd ? digits[i] : '0');
-            sb_putc(sb, '.');
-            if (nd > exp + 1) sb_putn(sb, digits + exp + 1, (size_t)(nd - exp - 1));
-            else sb_putc(sb, '0');
-        }
-    } else {
-        sb_putc(sb, digits[0]);
-        if (nd > 1) {
-            sb_putc(sb, '.');
-            sb_putn(sb, digits + 1, (size_t)(nd - 1));
-        }
-        sb_printf(sb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    }
-}
-
 /* Python's str() of an arg: strings bare at the top, repr inside tuples */
 static void put_python_value(StrBuf *sb, const Arg *a, bool top) {
-    if (a && a->kind == ARG_FLOAT) put_python_float(sb, a->v.f);
+    if (a && a->kind == ARG_FLOAT) format_python_float(sb, a->v.f);
     else if (a && a->kind == ARG_STR && top) sb_putn(sb, a->v.s, a->n);
     else if (a && a->kind == ARG_TUPLE) {
         sb_putc(sb, '(');

@@ -17,50 +17,6 @@
 
 /* ---- export ---- */
 
-/* Python's repr of a float: the shortest digits that read back, in fixed
- * notation for exponents -4..15 and scientific (1e+16, 1.5e-07) otherwise */
-static void write_python_float(StrBuf *sb, double f) {
-    if (isnan(f)) { sb_puts(sb, "nan"); return; }
-    if (isinf(f)) { sb_puts(sb, f < 0 ? "-inf" : "inf"); return; }
-    char buf[48];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, f);
-        if (strtod(buf, NULL) == f) break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, f);
-    /* buf is [-]d[.ddd]e(+|-)XX: collect the digits and the exponent */
-    char digits[24];
-    int nd = 0;
-    const char *q = buf;
-    bool neg = *q == '-';
-    if (neg) q++;
-    for (; *q && *q != 'e'; q++)
-        if (isdigit((unsigned char)*q)) digits[nd++] = *q;
-    int exp = atoi(q + 1);
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
-    if (neg) sb_putc(sb, '-');
-    if (exp >= -4 && exp < 16) {
-        if (exp < 0) {
-            sb_puts(sb, "0.");
-            for (int i = 0; i < -exp - 1; i++) sb_putc(sb, '0');
-            sb_putn(sb, digits, (size_t)nd);
-        } else {
-            for (int i = 0; i <= exp; i++) sb_putc(sb, i < nd ? digits[i] : '0');
-            sb_putc(sb, '.');
-            if (nd > exp + 1) sb_putn(sb, digits + exp + 1, (size_t)(nd - exp - 1));
-            else sb_putc(sb, '0');
-        }
-    } else {
-        sb_putc(sb, digits[0]);
-        if (nd > 1) {
-            sb_putc(sb, '.');
-            sb_putn(sb, digits + 1, (size_t)(nd - 1));
-        }
-        sb_printf(sb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    }
-}
-
 /* Python's repr of a str: single quotes unless the text has a ' and no " */
 static void write_python_str(StrBuf *sb, const char *s, size_t n) {
     bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
@@ -80,7 +36,7 @@ static void write_python_str(StrBuf *sb, const char *s, size_t n) {
 
 /* repr() of an arg as Python writes it */
 static void write_python_arg(StrBuf *sb, const Arg *a) {
-    if (a && a->kind == ARG_FLOAT) write_python_float(sb, a->v.f);
+    if (a && a->kind == ARG_FLOAT) format_python_float(sb, a->v.f);
     else if (a && a->kind == ARG_STR) write_python_str(sb, a->v.s, a->n);
     else if (a && a->kind == ARG_TUPLE) {
         sb_putc(sb, '(');

@@ -177,8 +177,7 @@ const Arg *arg_import(UCtx *c, const Arg *a) {
 /* Shortest text that reads back to the same double, written as Python's
  * repr does: plain digits while the exponent is in [-4, 16), scientific
  * notation outside, and always recognisably a float ("1.0", not "1"). */
-static void format_double(StrBuf *sb, double f, bool python) {
-    (void)python;
+void format_python_float(StrBuf *sb, double f) {
     if (isnan(f)) { sb_puts(sb, "nan"); return; }
     if (isinf(f)) { sb_puts(sb, f < 0 ? "-inf" : "inf"); return; }
     char sci[40];
@@ -226,7 +225,7 @@ static void format_any(StrBuf *sb, const Arg *a, bool py) {
     if (!a) { sb_puts(sb, "None"); return; }
     switch (a->kind) {
     case ARG_INT: sb_printf(sb, "%lld", (long long)a->v.i); break;
-    case ARG_FLOAT: format_double(sb, a->v.f, py); break;
+    case ARG_FLOAT: format_python_float(sb, a->v.f); break;
     case ARG_BOOL: sb_puts(sb, a->v.b ? (py ? "True" : "true") : (py ? "False" : "false")); break;
     case ARG_STR: {
         /* Python prefers single quotes unless the text has one and no double quote */

@@ -68,6 +68,11 @@ void arg_format(StrBuf *sb, const Arg *a);
  * AxisType.REDUCE, dtypes.float, Invalid, (1, 2), (3,) */
 void arg_format_python(StrBuf *sb, const Arg *a);
 
+/* A double as Python's repr writes it: shortest digits that read back,
+ * fixed notation for exponents -4..15 ("1000000.0", "0.0001"), scientific
+ * otherwise ("1e+16"), nan/inf/-inf.  Both arg spellings use it. */
+void format_python_float(StrBuf *sb, double f);
+
 /* Parses an arg in uopdb's spelling (what arg_format writes); also accepts
  * the Python spelling (True, 'str', AxisType.X, dtypes.float).  Returns the
  * number of characters consumed, 0 on error with a message in err.  "None"

@@ -79,6 +79,7 @@ void repl_run(lua_State *L) {
         fprintf(stderr, "uopdb: out of memory\n");
         return;
     }
+    if (tty) printf("uopdb: the UOp debugger. uop.* builds graphs; :help lists commands, :quit leaves.\n");
     for (;;) {
         char *line = input_read(in, PROMPT);
         if (!line) break;

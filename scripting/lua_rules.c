@@ -11,6 +11,7 @@
  * defined on when that function sits inside the uop.rules call, otherwise
  * the line of the call. */
 #include "lua_internal.h"
+#include "../core/sym/symbolic.h"
 #include "../core/rewrite/rewrite.h"
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,29 @@ static int r_rules(lua_State *L) {
     return 1;
 }
 
+/* uop.ruleset(name) -> one of the built-in rule sets (sym, symbolic, ...),
+ * as a rule set of its own that shares the built-in rules */
+static int r_ruleset(lua_State *L) {
+    const char *name = luaL_checkstring(L, 1);
+    const RuleSet *shared = sym_ruleset(name);
+    if (!shared) {
+        luaL_Buffer known;
+        luaL_buffinit(L, &known);
+        for (const char *const *k = sym_ruleset_names(); *k; k++) {
+            if (k != sym_ruleset_names()) luaL_addstring(&known, ", ");
+            luaL_addstring(&known, *k);
+        }
+        luaL_pushresult(&known);
+        return luaL_error(L, "unknown rule set '%s' (known: %s)", name, lua_tostring(L, -1));
+    }
+    RuleSetBox *b = new_ruleset_box(L, name);
+    RuleSet *copy = ruleset_concat(name, shared, b->rs);
+    if (!copy) return luaL_error(L, "rules: out of memory");
+    ruleset_free(b->rs);
+    b->rs = copy;
+    return 1;
+}
+
 static int rs_names(lua_State *L) {
     RuleSet *rs = check_rules(L, 1);
     int n = ruleset_count(rs);
@@ -378,11 +402,17 @@ static size_t opt_size(lua_State *L, int t, const char *field) {
 }
 
 /* uop.rewrite(root, rules [, opts]) -> new_root, trace
- * rules: a rule set, or a table of rule tables (as for uop.rules)
+ * rules: a rule set, a table of rule tables (as for uop.rules), or the name
+ * of a built-in set ("sym", "symbolic", "symbolic_simple", ...)
  * opts: bottom_up, max_rewrites, stop_after, name */
 static int r_rewrite(lua_State *L) {
     const UOp *root = luop_check(L, 1);
-    if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LUOP_RULES_MT)) {
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        lua_pushcfunction(L, r_ruleset);
+        lua_pushvalue(L, 2);
+        lua_call(L, 1, 1);
+        lua_replace(L, 2);
+    } else if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LUOP_RULES_MT)) {
         lua_pushcfunction(L, r_rules);
         lua_pushvalue(L, 2);
         lua_call(L, 1, 1);
@@ -444,4 +474,13 @@ void luop_open_rules(lua_State *L) {
     lua_setfield(L, -2, "rules");
     lua_pushcfunction(L, r_rewrite);
     lua_setfield(L, -2, "rewrite");
+    lua_pushcfunction(L, r_ruleset);
+    lua_setfield(L, -2, "ruleset");
+    lua_createtable(L, 0, 0);
+    int i = 1;
+    for (const char *const *k = sym_ruleset_names(); *k; k++, i++) {
+        lua_pushstring(L, *k);
+        lua_rawseti(L, -2, i);
+    }
+    lua_setfield(L, -2, "rulesets");
 }

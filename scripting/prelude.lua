@@ -29,3 +29,9 @@ function uop.trace_lines(trace)
   end
   return table.concat(lines, "\n")
 end
+
+-- uop.simplify(u [, set]): u rewritten by a built-in symbolic rule set
+-- (default "sym"; see uop.rulesets), e.g. uop.simplify((x*4 + x*2) // 2)
+function uop.simplify(u, set)
+  return (uop.rewrite(u, set or "sym"))
+end

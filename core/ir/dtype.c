@@ -90,8 +90,9 @@ __attribute__((destructor)) static void release_derived(void) {
 }
 
 const DType *dt_vec(const DType *dt, int n) {
-    if (!dt || n < 1 || n > 65536) return NULL;
-    if (dt->kind == DTK_PTR) return dt_ptr_vec(dt, n);
+    /* vec(0) exists: the empty shape of a reshape to () is an index.vec(0) */
+    if (!dt || n < 0 || n > 65536) return NULL;
+    if (dt->kind == DTK_PTR) return n ? dt_ptr_vec(dt, n) : NULL;
     if (dt->count != 1) return NULL;
     if (n == 1 || dt->sk == SK_VOID) return dt;
     DType k = {0};
@@ -162,6 +163,15 @@ int64_t dt_max_int(const DType *d) {
     int b = dt_bitsize(d);
     if (dt_is_unsigned(d)) return b >= 63 ? INT64_MAX : ((int64_t)1 << b) - 1;
     return b >= 64 ? INT64_MAX : ((int64_t)1 << (b - 1)) - 1;
+}
+
+int64_t dt_wrap_int(const DType *d, int64_t v) {
+    if (dt_is_bool(d)) return v != 0;
+    int bits = d->sk == SK_INDEX ? 64 : dt_bitsize(d);
+    if (bits >= 64) return v;
+    uint64_t mask = (1ull << bits) - 1, x = (uint64_t)v & mask;
+    if (!dt_is_unsigned(d) && (x >> (bits - 1)) & 1) x |= ~mask;
+    return (int64_t)x;
 }
 
 const char *sk_name(ScalarKind sk) { return (unsigned)sk < SK_COUNT ? sk_info[sk].name : "?"; }

@@ -66,6 +66,10 @@ int dt_priority(const DType *d);
 int64_t dt_min_int(const DType *d);
 int64_t dt_max_int(const DType *d);   /* uint64 max is clamped to INT64_MAX */
 
+/* v wrapped to the width and signedness of an int dtype (index: 64 bits;
+ * bool: v != 0), as the generated code computes it */
+int64_t dt_wrap_int(const DType *d, int64_t v);
+
 const char *sk_name(ScalarKind sk);   /* "float32" */
 /* uopdb's spelling: float32, float32.vec(4), float32.ptr(9), float32.ptr(16, local) */
 void dt_format(StrBuf *sb, const DType *d);

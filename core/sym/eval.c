@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* wraps a value to the width and signedness of an int dtype (index: 64 bits) */
-static int64_t wrap_to(const DType *dt, int64_t v) {
-    if (dt_is_bool(dt)) return v != 0;
-    int bits = dt->sk == SK_INDEX ? 64 : dt_bitsize(dt);
-    if (bits >= 64) return v;
-    uint64_t mask = (1ull << bits) - 1, x = (uint64_t)v & mask;
-    if (!dt_is_unsigned(dt) && (x >> (bits - 1)) & 1) x |= ~mask;
-    return (int64_t)x;
-}
-
 static bool lookup(const EvalBinding *b, size_t nb, const char *name, size_t len, int64_t *out) {
     for (size_t i = 0; i < nb; i++)
         if (strlen(b[i].name) == len && strncmp(b[i].name, name, len) == 0) { *out = b[i].value; return true; }
@@ -136,7 +126,7 @@ static bool eval_node(const UOp *u, const int64_t *sv, const bool *sp, bool *poi
         snprintf(err, errlen, "cannot evaluate %s (node %%%u) as integer arithmetic", op_name(op), u->id);
         return false;
     }
-    *out = wrap_to(dt, r);
+    *out = dt_wrap_int(dt, r);
     return true;
 }
 

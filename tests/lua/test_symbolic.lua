@@ -1,0 +1,45 @@
+-- test_symbolic.lua - the symbolic rule sets from Lua: uop.simplify, sets by
+-- name in uop.rewrite, rule names in the trace.
+local T = ...
+
+local x = uop.var("x", 0, 10)
+local y = uop.var("y", 0, 3)
+
+T.test("simplify folds identities and like terms", function()
+  T.eq(uop.simplify(x + 0), x)
+  T.eq(uop.simplify(x * 1), x)
+  T.eq(uop.simplify(x * 3 + x * 2):render(), "(x*5)")
+  T.eq(uop.simplify((x * 4 + 8) // 4):render(), "(x+2)")
+  T.eq(uop.simplify((x * 4 + y) % 4):render(), "y")
+end)
+
+T.test("simplify folds comparisons by bounds", function()
+  local t = uop.simplify(x:lt(11))
+  T.eq(t:op(), "CONST")
+  T.eq(t:arg(), true)
+end)
+
+T.test("the value never changes", function()
+  local e = ((x * 6 + y * 3) // 3) % 5 + (x // 2) * 2 + x % 2
+  local s = uop.simplify(e)
+  for xv = 0, 10 do
+    for yv = 0, 3 do
+      T.eq(s:eval{x = xv, y = yv}, e:eval{x = xv, y = yv}, "x=" .. xv .. " y=" .. yv)
+    end
+  end
+  T.ok(s:graph_size() < e:graph_size(), "simpler than the input")
+end)
+
+T.test("sets by name, rule names in the trace", function()
+  local out, trace = uop.rewrite(x + 0, "symbolic_simple")
+  T.eq(out, x)
+  T.ok(#trace.rewrites >= 1)
+  T.ok(type(trace.rewrites[1].rule) == "string" and #trace.rewrites[1].rule > 0)
+  T.ok(trace.rewrites[1].where:find("%.c:%d+$") ~= nil, "a C rule names its file:line: " .. trace.rewrites[1].where)
+  local names = uop.ruleset("sym"):names()
+  T.ok(#names > 30, "sym has many rules")
+  local found = false
+  for _, s in ipairs(uop.rulesets) do found = found or s == "symbolic" end
+  T.ok(found, "uop.rulesets lists symbolic")
+  T.raises("unknown rule set 'nope'", uop.simplify, x, "nope")
+end)

@@ -26,6 +26,12 @@ LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/incl
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC $(OPT) $(LUA_CFLAGS) -I.
 LDLIBS := $(LUA_LIBS) -lm -lpthread
+# LLVM (the backend): only the include path, so LLVM's own -std/-O flags stay out
+LLVM_CONFIG ?= llvm-config-19
+LLVM_CFLAGS := -I$(shell $(LLVM_CONFIG) --includedir)
+LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) $(shell $(LLVM_CONFIG) --libs)
+CFLAGS += $(LLVM_CFLAGS)
+LDLIBS += $(LLVM_LIBS)
 
 CORE_SRC := $(sort $(wildcard core/*/*.c))
 VIZ_SRC := $(sort $(wildcard viz/*.c))
@@ -65,7 +71,7 @@ $(BUILD)/uopdb: $(REPL_OBJ) $(BUILD)/libuopdb.a
 
 # the module a stock lua5.4 loads with require "uopdb" (Lua symbols come from the host)
 $(BUILD)/uopdb.so: $(CORE_OBJ) $(SCRIPT_OBJ)
-	$(CC) $(LDSAN) -shared -o $@ $^ -lm -lpthread
+	$(CC) $(LDSAN) -shared -o $@ $^ $(LLVM_LIBS) -lm -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libuopdb.a
 	@mkdir -p $(dir $@)

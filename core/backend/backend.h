@@ -1,0 +1,71 @@
+/* backend.h - the CPU backend: a linear program (the toposorted UOp list
+ * that stage 22 produces) is rendered to LLVM IR, optimised for the host CPU
+ * and JIT-compiled; the resulting Kernel runs on caller-owned buffers.
+ *
+ * Kernel ABI: void name(T0 *buf0, T1 *buf1, ..., int32 var0, ..., int32 core_id)
+ * with buffers in DEFINE_GLOBAL arg order, then the DEFINE_VARs in order of
+ * appearance, then core_id (0 when not parallel).
+ *
+ * Semantics the renderer guarantees beyond LLVM's: integer IDIV truncates
+ * toward zero and MOD is the C remainder; a division or remainder by zero
+ * gives 0 and INT_MIN / -1 wraps, so no input can trap the process. */
+#ifndef UOPDB_BACKEND_H
+#define UOPDB_BACKEND_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../ir/uop.h"
+
+typedef struct Kernel Kernel;
+
+/* Renders, optimises (default<O2> for the host) and JIT-compiles a linear
+ * program.  Returns NULL with a message in err (naming the op and node id,
+ * e.g. "THREEFRY %12: ...") when the program cannot be compiled. */
+Kernel *kernel_compile(const char *name, const UOp *const *lst, size_t n, char *err, size_t errlen);
+void kernel_free(Kernel *k);
+
+const char *kernel_name(const Kernel *k);
+/* Buffers in ABI order: element dtype of the pointer (e.g. float32 or
+ * float32.vec(4)), element count (-1 if the pointer has no size) and the
+ * DEFINE_GLOBAL arg. */
+int kernel_num_buffers(const Kernel *k);
+const DType *kernel_buffer_dtype(const Kernel *k, int i);
+int64_t kernel_buffer_size(const Kernel *k, int i);
+int64_t kernel_buffer_arg(const Kernel *k, int i);
+/* Variables (DEFINE_VAR) in ABI order, with their declared bounds. */
+int kernel_num_vars(const Kernel *k);
+const char *kernel_var_name(const Kernel *k, int i);
+void kernel_var_bounds(const Kernel *k, int i, int64_t *lo, int64_t *hi);
+
+/* Runs once with core_id 0.  bufs has kernel_num_buffers entries, vars
+ * kernel_num_vars (may be NULL when there are none).  Variable values outside
+ * their declared bounds and NULL buffers are refused with a message. */
+bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen);
+/* The same with an explicit core_id (for a thread pool). */
+bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen);
+
+/* LLVM IR text before (as rendered) or after optimisation. */
+const char *kernel_ir(const Kernel *k, bool optimised);
+/* Host assembly of the optimised module, computed on the first call; NULL
+ * if code generation failed. */
+const char *kernel_asm(Kernel *k);
+
+/* Times in milliseconds: total = render + optimise + JIT (code generation
+ * happens at symbol lookup). */
+double kernel_compile_ms(const Kernel *k);
+void kernel_compile_times(const Kernel *k, double *render_ms, double *optimise_ms, double *jit_ms);
+
+/* The host CPU name and target triple the backend compiles for. */
+const char *backend_host_cpu(void);
+const char *backend_host_triple(void);
+
+/* ---- buffers (core/backend/buffer.c) ---- */
+#define BACKEND_BUFFER_ALIGN 64
+/* Zeroed, 64-byte aligned storage for count elements of dt (at least one
+ * byte); NULL on overflow or out of memory.  Free with buffer_free. */
+void *buffer_alloc(const DType *dt, int64_t count);
+void buffer_free(void *p);
+/* Bytes of count elements of dt, or -1 on overflow / bad input. */
+int64_t buffer_bytes(const DType *dt, int64_t count);
+
+#endif

@@ -9,6 +9,7 @@
 #include "core/rewrite/rewrite.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
+#include "core/sym/symbolic.h"
 
 static double now(void) {
     struct timespec ts;
@@ -44,6 +45,33 @@ static const UOp *build_expr(UCtx *c, int nterms, bool with_identities) {
     const UOp *root = terms[0];
     free(terms);
     return root;
+}
+
+/* Index expressions shaped like the scheduler's: sums of ranges times
+ * strides plus an offset, then divided and taken modulo by constants. */
+static const UOp *index_forest(UCtx *c, int count) {
+    static const int64_t sizes[] = {3, 4, 8, 16, 32, 64}, strides[] = {1, 3, 4, 16, 64, 256};
+    const UOp *ranges[6];
+    for (int r = 0; r < 6; r++) ranges[r] = uop_range(c, uop_const_int(c, DT_INDEX, sizes[r]), r, AXIS_LOOP);
+    const UOp **roots = malloc((size_t)count * sizeof *roots);
+    uint64_t rng = 12345;
+    for (int i = 0; i < count; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t bits = rng >> 11;
+        const UOp *e = uop_const_int(c, DT_INDEX, (int64_t)(bits % 7));
+        for (int r = 0; r < 6; r++) {
+            if (!((bits >> (r + 3)) & 1)) continue;
+            const UOp *term = uop_binary(c, OP_MUL, ranges[r], uop_const_int(c, DT_INDEX, strides[(bits >> (r + 9)) % 6]));
+            e = uop_binary(c, OP_ADD, e, term);
+        }
+        int64_t d = sizes[(bits >> 20) % 6], m = sizes[(bits >> 24) % 6];
+        if ((bits >> 28) & 1) e = uop_binary(c, OP_IDIV, e, uop_const_int(c, DT_INDEX, d));
+        if ((bits >> 29) & 1) e = uop_binary(c, OP_MOD, e, uop_const_int(c, DT_INDEX, m));
+        roots[i] = e;
+    }
+    const UOp *sink = uop_sink(c, roots, count);
+    free(roots);
+    return sink;
 }
 
 int main(void) {
@@ -121,5 +149,20 @@ int main(void) {
     trace_free(&tr);
     ruleset_free(rs);
     uctx_free(c);
+
+    /* the symbolic simplifier on index expressions */
+    c = uctx_new();
+    const UOp *forest = index_forest(c, 60000);
+    size_t in_nodes = uop_graph_size(forest);
+    sym_ruleset("sym"); /* compile the rules outside the timing */
+    t0 = now();
+    const UOp *simple = uop_simplify(c, forest, "sym", NULL);
+    t1 = now();
+    if (!simple) { fprintf(stderr, "bench: %s\n", uctx_error(c)); return 1; }
+    snprintf(note, sizeof note, "60000 exprs, %zu -> %zu nodes", in_nodes, uop_graph_size(simple));
+    row("sym: index expressions simplified", (double)in_nodes / (t1 - t0) / 1e6, "M nodes/s", note);
+    row("sym: time for the forest", (t1 - t0) * 1e3, "ms", "");
+    uctx_free(c);
+    sym_rulesets_free();
     return 0;
 }

@@ -2,8 +2,11 @@
  * random integer expressions over variables with random bounds are
  * simplified and evaluated before and after at many points inside the
  * bounds.  A different value, a bound that does not contain an evaluated
- * value, a failed rewrite, or (when strict) a result with more nodes than
- * its input is a failure, reported with a shrunk (minimal) reproducer. */
+ * value, a failed rewrite, or (when strict) a result with more operations
+ * (nodes other than constants and variables) than its input is a failure,
+ * reported with a shrunk (minimal) reproducer.  Growth is counted but not a
+ * failure by default: tinygrad's canonical forms grow some results, e.g.
+ * a//-3 -> (a//3)*-1 and (a+7)//3 -> (a+1)//3+2. */
 #ifndef UOPDB_SYM_CHECK_H
 #define UOPDB_SYM_CHECK_H
 #include <stdbool.h>
@@ -18,7 +21,7 @@ typedef struct SymCheckOpts {
     int points;          /* evaluation points per expression; 0: default 24 */
     const char *set;     /* rule set; NULL: "sym" */
     FILE *progress;      /* NULL: quiet; else a line every 10% */
-    bool strict_size;    /* a result with more nodes than its input is a failure (tinygrad's
+    bool strict_size;    /* a result with more operations than its input is a failure (tinygrad's
                             canonical forms, e.g. x//-3 -> (x//3)*-1, can grow; off: counted only) */
 } SymCheckOpts;
 
@@ -26,7 +29,7 @@ typedef struct SymCheckResult {
     size_t checked;      /* expressions checked */
     size_t skipped;      /* expressions skipped (could overflow the index type) */
     size_t nodes_in, nodes_out; /* total node counts before and after */
-    size_t grew;         /* results with more nodes than their input */
+    size_t grew;         /* results with more operations than their input */
     double seconds;
     bool failed;
     char *report;        /* malloc'd description of the first failure (shrunk), or NULL */

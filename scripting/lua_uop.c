@@ -9,6 +9,7 @@
  * MUL(a, RECIPROCAL(b)); eq, ge and le are the logical not (CMPNE with True)
  * of ne, lt and gt; min(a, b) is -max(-a, -b). */
 #include "lua_internal.h"
+#include "../viz/listing.h"
 #include "../core/sym/bounds.h"
 #include "../core/sym/eval.h"
 #include <stdlib.h>
@@ -149,18 +150,10 @@ static int m_eq(lua_State *L) {
     return 1;
 }
 
+/* "UOp %12 = ADD int32 (%10, %11)": the node's listing line */
 static void format_summary(StrBuf *sb, const UOp *u) {
-    sb_printf(sb, "UOp %%%u %s ", u->id, op_name(uop_op(u)));
-    dt_format(sb, u->dtype);
-    if (u->nsrc) {
-        sb_puts(sb, " (");
-        for (int i = 0; i < u->nsrc; i++) sb_printf(sb, "%s%%%u", i ? ", " : "", u->src[i]->id);
-        sb_putc(sb, ')');
-    }
-    if (u->arg) {
-        sb_puts(sb, " arg=");
-        arg_format(sb, u->arg);
-    }
+    sb_puts(sb, "UOp ");
+    uop_listing_line(sb, u, NULL);
 }
 
 static int m_tostring(lua_State *L) {

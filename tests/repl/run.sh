@@ -49,7 +49,7 @@ expect_rc() {
 
 # --- values of expressions ---
 run $'x = uop.var("x", 0, 10)\nx + 1\n1 + 2\n"hi", 3\nnil\nlocal q = 1\n'
-expect_eq "expression values" $'UOp %2 ADD index (%0, %1)\n3\nhi\t3\nnil' "$out"
+expect_eq "expression values" $'UOp %2 = ADD index (%0, %1)\n3\nhi\t3\nnil' "$out"
 expect_eq "expression values: no errors" "" "$err"
 expect_rc "expression values: status" 0 "$rc"
 

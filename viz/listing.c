@@ -1,6 +1,7 @@
 /* listing.c - the text listing of a graph (one node per line, named by id)
  * and its parser.  The format is described in listing.h. */
 #include "listing.h"
+#include "../core/util/u64map.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,53 +107,6 @@ void uop_listing(StrBuf *sb, const UOp *root, const ListingOpts *opts) {
 
 /* ---- parsing ---- */
 
-/* label number -> node, open addressing */
-typedef struct LabelMap {
-    uint64_t *keys;
-    const UOp **vals;
-    size_t cap, count;
-} LabelMap;
-
-static size_t label_slot(const LabelMap *m, uint64_t key) {
-    uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h >> 17) & (m->cap - 1);
-    while (m->vals[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static const UOp *label_get(const LabelMap *m, uint64_t key) {
-    if (!m->cap) return NULL;
-    return m->vals[label_slot(m, key)];
-}
-
-static bool label_put(LabelMap *m, uint64_t key, const UOp *u) {
-    if ((m->count + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        LabelMap nm = {calloc(ncap, sizeof(uint64_t)), calloc(ncap, sizeof(UOp *)), ncap, 0};
-        if (!nm.keys || !nm.vals) { free(nm.keys); free(nm.vals); return false; }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->vals[i]) {
-                size_t j = label_slot(&nm, m->keys[i]);
-                nm.keys[j] = m->keys[i];
-                nm.vals[j] = m->vals[i];
-            }
-        nm.count = m->count;
-        free(m->keys);
-        free(m->vals);
-        *m = nm;
-    }
-    size_t i = label_slot(m, key);
-    m->keys[i] = key;
-    m->vals[i] = u;
-    m->count++;
-    return true;
-}
-
-static void label_free(LabelMap *m) {
-    free(m->keys);
-    free(m->vals);
-}
-
 typedef struct LineParser {
     UCtx *c;
     const char *line;  /* NUL-terminated copy of the line */
@@ -218,7 +172,7 @@ static bool parse_arg_here(LineParser *lp, const Arg **out) {
     return fail_at(lp, start + col - 1, "%s", msg);
 }
 
-static const UOp *parse_node_line(LineParser *lp, LabelMap *labels) {
+static const UOp *parse_node_line(LineParser *lp, U64Map *labels) {
     const UOp *result = NULL;
     const UOp **srcs = NULL;
     size_t nsrc = 0, cap = 0;
@@ -226,7 +180,7 @@ static const UOp *parse_node_line(LineParser *lp, LabelMap *labels) {
     uint64_t label;
     const char *label_at = lp->p;
     if (!parse_label(lp, &label)) return NULL;
-    if (label_get(labels, label)) {
+    if (u64map_get(labels, label)) {
         fail_at(lp, label_at, "label %%%llu is defined twice", (unsigned long long)label);
         return NULL;
     }
@@ -270,7 +224,7 @@ static const UOp *parse_node_line(LineParser *lp, LabelMap *labels) {
             const char *src_at = lp->p;
             uint64_t sl;
             if (!parse_label(lp, &sl)) goto out;
-            const UOp *s = label_get(labels, sl);
+            const UOp *s = u64map_get(labels, sl);
             if (!s) {
                 fail_at(lp, src_at, "unknown label %%%llu (sources must be defined on an earlier line)",
                         (unsigned long long)sl);
@@ -305,7 +259,7 @@ static const UOp *parse_node_line(LineParser *lp, LabelMap *labels) {
     uctx_clear_error(lp->c);
     result = uop_new_tagged(lp->c, op, dt, srcs, (int)nsrc, arg, tag);
     if (!result) { fail_at(lp, op_at, "%s", uctx_error(lp->c)); goto out; }
-    if (!label_put(labels, label, result)) { fail_at(lp, label_at, "out of memory"); result = NULL; }
+    if (!u64map_put(labels, label, result)) { fail_at(lp, label_at, "out of memory"); result = NULL; }
 out:
     free(srcs);
     return result;
@@ -317,7 +271,7 @@ const UOp *uop_parse_listing(UCtx *c, const char *text, char *err, size_t errlen
         if (err && errlen) snprintf(err, errlen, "line 1, column 1: no text");
         return NULL;
     }
-    LabelMap labels = {0};
+    U64Map labels = {0};
     const UOp *last = NULL;
     char *line = NULL;
     size_t line_cap = 0;
@@ -347,7 +301,7 @@ const UOp *uop_parse_listing(UCtx *c, const char *text, char *err, size_t errlen
         else last = u;
     }
     free(line);
-    label_free(&labels);
+    u64map_free(&labels);
     if (!ok) return NULL;
     if (!last) {
         if (err && errlen) snprintf(err, errlen, "line %d, column 1: the listing has no nodes", lineno ? lineno : 1);

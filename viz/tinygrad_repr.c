@@ -8,6 +8,7 @@
  * is not a value uopdb models but looks like a call, such as
  * KernelInfo(name='r_3', ...), becomes a string arg holding its text. */
 #include "tinygrad_repr.h"
+#include "../core/util/u64map.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -161,43 +162,6 @@ out:
 
 /* ---- import ---- */
 
-/* x<N> -> node */
-typedef struct NameMap {
-    uint64_t *keys;
-    const UOp **vals;
-    size_t cap, count;
-} NameMap;
-
-static size_t name_slot(const NameMap *m, uint64_t key) {
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (m->cap - 1);
-    while (m->vals[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static const UOp *name_get(const NameMap *m, uint64_t key) { return m->cap ? m->vals[name_slot(m, key)] : NULL; }
-
-static bool name_put(NameMap *m, uint64_t key, const UOp *u) {
-    if ((m->count + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        NameMap nm = {calloc(ncap, sizeof(uint64_t)), calloc(ncap, sizeof(UOp *)), ncap, m->count};
-        if (!nm.keys || !nm.vals) { free(nm.keys); free(nm.vals); return false; }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->vals[i]) {
-                size_t j = name_slot(&nm, m->keys[i]);
-                nm.keys[j] = m->keys[i];
-                nm.vals[j] = m->vals[i];
-            }
-        free(m->keys);
-        free(m->vals);
-        *m = nm;
-    }
-    size_t i = name_slot(m, key);
-    if (!m->vals[i]) m->count++;
-    m->keys[i] = key;
-    m->vals[i] = u;
-    return true;
-}
-
 typedef struct Importer {
     UCtx *c;
     const char *text, *p;
@@ -205,7 +169,7 @@ typedef struct Importer {
     size_t errlen;
     bool failed;
     int depth;
-    NameMap names;
+    U64Map names;         /* x<N> -> node */
 } Importer;
 
 enum { MAX_NESTING = 4000 };
@@ -448,15 +412,15 @@ static const UOp *parse_node(Importer *im) {
         im->p = after + 1;
         result = parse_call(im, call_at);
         if (result && is_def) {
-            if (name_get(&im->names, defines)) {
+            if (u64map_get(&im->names, defines)) {
                 result = fail_at(im, at, "x%llu is defined twice", (unsigned long long)defines);
-            } else if (!name_put(&im->names, defines, result)) result = fail_at(im, at, "out of memory");
+            } else if (!u64map_put(&im->names, defines, result)) result = fail_at(im, at, "out of memory");
         }
     } else if (!is_def) {
         uint64_t ref;
         if (!var_number(im->p, n, &ref)) {
             result = fail_at(im, at, "expected UOp(...) or a name like x3, found '%.*s'", (int)n, im->p);
-        } else if (!(result = name_get(&im->names, ref))) {
+        } else if (!(result = u64map_get(&im->names, ref))) {
             result = fail_at(im, at, "x%llu is used before it is defined", (unsigned long long)ref);
         } else im->p += n;
     } else result = fail_at(im, call_at, "expected UOp(...) after ':='");
@@ -474,7 +438,6 @@ const UOp *uop_from_tinygrad(UCtx *c, const char *text, char *err, size_t errlen
         skip_ws(&im);
         if (*im.p) root = fail_at(&im, im.p, "unexpected text after the graph");
     }
-    free(im.names.keys);
-    free(im.names.vals);
+    u64map_free(&im.names);
     return root;
 }

@@ -11,6 +11,8 @@
 
 extern const char uopdb_lua_prelude[];
 extern const size_t uopdb_lua_prelude_len;
+extern const char uopdb_lua_tensor[];
+extern const size_t uopdb_lua_tensor_len;
 
 typedef struct CtxBox { UCtx *c; } CtxBox;
 
@@ -76,6 +78,8 @@ int luaopen_uopdb(lua_State *L) {
     luop_open_build(L);
     luop_open_text(L);
     luop_open_rules(L);
+    luop_open_tensor(L);
+    luop_open_compile(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "version");
     lua_pushvalue(L, -1);
@@ -85,10 +89,17 @@ int luaopen_uopdb(lua_State *L) {
         return lua_error(L);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 0);
+    /* the Tensor front end, also written in Lua; it receives the table */
+    if (luaL_loadbuffer(L, uopdb_lua_tensor, uopdb_lua_tensor_len, "=uopdb/tensor.lua") != LUA_OK)
+        return lua_error(L);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
     return 1;
 }
 
 void uopdb_lua_open(lua_State *L) {
     luaL_requiref(L, "uopdb", luaopen_uopdb, 0);
+    lua_getfield(L, -1, "Tensor");
+    lua_setglobal(L, "Tensor");
     lua_setglobal(L, "uop");
 }

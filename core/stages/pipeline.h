@@ -1,0 +1,50 @@
+/* pipeline.h - one kernel stepped through the 22 stages: the stepper's core.
+ * Point 0 is the kernel AST as the scheduler made it; point n is the root
+ * after stage n.  Stages run lazily, only as far as asked, and every point
+ * is kept (nodes are immutable and shared, so that is cheap), so moving
+ * back is free and a diff between any two points is possible. */
+#ifndef UOPDB_PIPELINE_H
+#define UOPDB_PIPELINE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "stages.h"
+#include "../backend/backend.h"
+
+typedef struct StageResult {
+    bool done;
+    const UOp *root;          /* after the stage */
+    size_t nodes_before, nodes_after;
+    size_t rewrites;
+    double ms;
+    bool changed;             /* root differs from the one before */
+    Trace trace;
+} StageResult;
+
+typedef struct KernelPipeline KernelPipeline;
+
+KernelPipeline *pipeline_new(UCtx *c, const char *name, const UOp *ast);
+void pipeline_free(KernelPipeline *kp);
+const char *pipeline_name(const KernelPipeline *kp);
+UCtx *pipeline_ctx(const KernelPipeline *kp);
+
+/* Requests opts for stage 7; forgets stages 7.. and the compiled kernel.
+ * The opts are checked when stage 7 runs. */
+void pipeline_set_opts(KernelPipeline *kp, const KernelOpt *opts, int n);
+int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts);
+
+/* The current point, 0..22. */
+int pipeline_position(const KernelPipeline *kp);
+/* Runs the stages up to n as needed and makes n the current point.  False
+ * with a message ("stage 9 (expander): ...") when a stage fails; the
+ * position then stays at the last stage that ran. */
+bool pipeline_seek(KernelPipeline *kp, int n, char *err, size_t errlen);
+/* Root at point n (0..22), running stages as needed; NULL + err on failure. */
+const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen);
+/* Result of stage n (1..22); NULL if it has not run. */
+const StageResult *pipeline_result(const KernelPipeline *kp, int n);
+
+/* Runs all stages and compiles the final program (cached until opts
+ * change); NULL + err on failure. */
+Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,3 @@
+-- tensor.lua - the Tensor front end (placeholder until written).
+local uop = ...
+uop.Tensor = {}

@@ -94,7 +94,9 @@ $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench SAN=0
+	@$(MAKE) --no-print-directory $(BUILD)/uopdb SAN=0
 	@$(BUILD)/bench
+	@$(BUILD)/uopdb tests/bench/kernels.lua
 
 # the random-expression checker of the symbolic engine, by hand: make fuzz-symbolic N=1000000 SEED=1
 N ?= 100000

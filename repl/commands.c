@@ -16,6 +16,14 @@ static const char help_text[] =
     "  :complete TEXT     list the completions of TEXT\n"
     "  :quit, :q          leave (Ctrl-D too)\n"
     "\n"
+    "On the current kernel (the last one compiled, picked or stepped):\n"
+    "  :stages            the 22 stages: nodes before/after, rewrites, ms, changed\n"
+    "  :step  :back       the next / previous stage      :goto N   stage N (0..22)\n"
+    "  :print             the IR at the current stage    :diff [A B]  stage A vs B\n"
+    "  :rules [N]         which rules fired in stage N   :dot [FILE]  DOT (svg/png/dot)\n"
+    "  :llvm  :asm        LLVM IR before/after -O2, host assembly\n"
+    "  :run               run the kernel's program, validated against the reference\n"
+    "\n"
     "The uop module (also require \"uopdb\"):\n"
     "  uop.var(name, lo, hi)         uop.const(dtype, v)        uop.range(n, axis_id, axis_type)\n"
     "  uop.new(op, dtype, srcs, arg) uop.node(id)               uop.sink(...)\n"
@@ -25,7 +33,12 @@ static const char help_text[] =
     "  uop.rules{ {name=, pattern=, rewrite=, when=}, ... }     uop.rewrite(root, rules [, opts])\n"
     "UOp methods: + - * / // % and u:lt u:gt u:le u:ge u:eq u:ne u:max u:min u:where u:cast\n"
     "  u:op u:dtype u:src u:arg u:id u:vmin u:vmax u:eval{x=1} u:render u:listing u:to_tinygrad\n"
-    "  u:graph_size u:toposort\n";
+    "  u:graph_size u:toposort\n"
+    "Tensors and kernels:\n"
+    "  t = Tensor.new{{1,2},{3,4}}   Tensor.ones(3, 3)   t:sum(1)   a:matmul(b)   t:realize()\n"
+    "  p = uop.compile(t)   p:kernels()   p:steps()   p:print()   p:run{validate=true}\n"
+    "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
+    "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()\n";
 
 bool command_is(const char *line) {
     while (*line == ' ' || *line == '\t') line++;
@@ -38,6 +51,78 @@ static char *trim(char *s) {
     size_t n = strlen(s);
     while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
     return s;
+}
+
+/* true if s is empty or one or two integers */
+static bool int_args(const char *s, int max) {
+    int n = 0;
+    while (*s) {
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s) break;
+        if (*s == '-') s++;
+        if (!isdigit((unsigned char)*s)) return false;
+        while (isdigit((unsigned char)*s)) s++;
+        if (*s && *s != ' ' && *s != '\t') return false;
+        n++;
+    }
+    return n <= max;
+}
+
+/* Runs a kernel command as Lua on uop.current(); false if name is not one. */
+static bool kernel_command(lua_State *L, const char *name, const char *rest) {
+    static const struct {
+        const char *name, *call;
+        int nargs; /* integer arguments allowed; -1: one optional file name */
+    } cmds[] = {
+        {"stages", "k:stages()", 0}, {"step", "k:step()", 0},    {"back", "k:back()", 0},
+        {"goto", "k:seek(%s)", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
+        {"rules", "k:rules(%s)", 1}, {"dot", "k:dot(%s)", -1},   {"llvm", "k:llvm()", 0},
+        {"asm", "k:asm()", 0},       {"run", "k:program():run{validate=true}", 0},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (strcmp(name, cmds[i].name)) continue;
+        char args[512] = "";
+        if (cmds[i].nargs == -1) {
+            if (*rest) {
+                if (strpbrk(rest, "\"\\\n")) {
+                    fprintf(stderr, ":%s: a file name without quotes or backslashes, please\n", name);
+                    return true;
+                }
+                snprintf(args, sizeof args, "\"%s\"", rest);
+            }
+        } else if (!int_args(rest, cmds[i].nargs)) {
+            fprintf(stderr, ":%s takes %s\n", name,
+                    cmds[i].nargs == 0 ? "no arguments" : cmds[i].nargs == 1 ? "one stage number" : "two stage numbers");
+            return true;
+        } else {
+            /* "14 15" -> "14, 15" */
+            size_t o = 0;
+            bool in_num = false;
+            for (const char *p = rest; *p && o + 3 < sizeof args; p++) {
+                if (*p == ' ' || *p == '\t') {
+                    in_num = false;
+                    continue;
+                }
+                if (!in_num && o) { args[o++] = ','; args[o++] = ' '; }
+                args[o++] = *p;
+                in_num = true;
+            }
+            args[o] = 0;
+            if (!strcmp(name, "goto") && !o) {
+                fprintf(stderr, ":goto needs a stage number (0..22)\n");
+                return true;
+            }
+        }
+        char call[600], code[900];
+        snprintf(call, sizeof call, cmds[i].call, args);
+        snprintf(code, sizeof code,
+                 "local k = uop.current()\n"
+                 "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n"
+                 "%s", call);
+        eval_string(L, code, "=:command");
+        return true;
+    }
+    return false;
 }
 
 CommandResult command_run(lua_State *L, const char *line) {
@@ -63,6 +148,8 @@ CommandResult command_run(lua_State *L, const char *line) {
         size_t n = complete_word(L, rest, &list);
         for (size_t i = 0; i < n; i++) printf("%s\n", list[i]);
         complete_free(list, n);
+    } else if (kernel_command(L, name, rest)) {
+        /* ran (or reported its error) */
     } else {
         fflush(stdout);
         fprintf(stderr, "unknown command ':%s' (type :help for the list)\n", name);

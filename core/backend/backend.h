@@ -65,6 +65,8 @@ const char *backend_host_triple(void);
  * byte); NULL on overflow or out of memory.  Free with buffer_free. */
 void *buffer_alloc(const DType *dt, int64_t count);
 void buffer_free(void *p);
+/* Element k of a buffer of scalar dtype dt, as a double. */
+double buffer_read_double(const DType *dt, const void *p, size_t k);
 /* Bytes of count elements of dt, or -1 on overflow / bad input. */
 int64_t buffer_bytes(const DType *dt, int64_t count);
 

@@ -24,3 +24,21 @@ void *buffer_alloc(const DType *dt, int64_t count) {
 }
 
 void buffer_free(void *p) { free(p); }
+
+double buffer_read_double(const DType *dt, const void *p, size_t k) {
+    switch (dt->sk) {
+    case SK_BOOL: return ((const unsigned char *)p)[k] != 0;
+    case SK_INT8: return ((const int8_t *)p)[k];
+    case SK_UINT8: return ((const uint8_t *)p)[k];
+    case SK_INT16: return ((const int16_t *)p)[k];
+    case SK_UINT16: return ((const uint16_t *)p)[k];
+    case SK_INT32: return ((const int32_t *)p)[k];
+    case SK_UINT32: return ((const uint32_t *)p)[k];
+    case SK_INT64: case SK_INDEX: return (double)((const int64_t *)p)[k];
+    case SK_UINT64: return (double)((const uint64_t *)p)[k];
+    case SK_FLOAT16: return (double)((const _Float16 *)p)[k];
+    case SK_FLOAT32: return ((const float *)p)[k];
+    case SK_FLOAT64: return ((const double *)p)[k];
+    default: return 0;
+    }
+}

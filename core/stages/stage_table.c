@@ -8,6 +8,10 @@
 #include <string.h>
 
 #include "../rewrite/rewrite.h"
+#include "../sym/symbolic.h"
+#include "stages_late.h"
+#include "stages_rangeify.h"
+#include "vector_rules.h"
 
 static const Stage STAGES[STAGE_COUNT] = {
     {1, "early movement ops", "rangeify", "pm_mops + pm_syntactic_sugar", true,
@@ -17,17 +21,15 @@ static const Stage STAGES[STAGE_COUNT] = {
      "replace a REDUCE whose value does not need the loop by arithmetic", STAGE_NOT_WRITTEN,
      "an optimisation: the REDUCE stays a loop, which is correct", stage_load_collapse},
     {3, "split ranges", "rangeify", "pm_split_ranges + pm_flatten_range", false,
-     "split a RANGE used as r%c into outer*c + inner", STAGE_NOT_WRITTEN,
-     "an optimisation: ranges stay whole, which is correct", stage_split_ranges},
+     "split a RANGE used as r%c into outer*c + inner", STAGE_WRITTEN, NULL, stage_split_ranges},
     {4, "initial symbolic", "rangeify", "sym + pm_flatten_range", false,
      "simplify index arithmetic: constant folding, identities, div/mod folding", STAGE_WRITTEN, NULL,
      stage_initial_symbolic},
     {5, "simplify ranges", "rangeify", "pm_simplify_ranges", false,
-     "merge adjacent ranges when that does not add div/mod", STAGE_NOT_WRITTEN,
-     "an optimisation: adjacent ranges stay separate, which is correct", stage_simplify_ranges},
+     "merge adjacent ranges when that does not add div/mod", STAGE_WRITTEN, NULL, stage_simplify_ranges},
     {6, "split store", "rangeify", "pm_split_store", false,
-     "split a store loop at constant comparison points (CPU only)", STAGE_NOT_WRITTEN,
-     "an optimisation: the store loop keeps its comparison, which is correct", stage_split_store},
+     "split a store loop at constant comparison points inside the range (CPU only)", STAGE_WRITTEN, NULL,
+     stage_split_store},
     {7, "apply opts", "rangeify", "apply_opts", false,
      "apply the opts asked for by hand (UPCAST, UNROLL); no automatic heuristics", STAGE_WRITTEN, NULL,
      stage_apply_opts},
@@ -38,8 +40,8 @@ static const Stage STAGES[STAGE_COUNT] = {
      "turn UPCAST/UNROLL ranges into UNROLL, expand ops over them, CONTRACT into vectors", STAGE_WRITTEN,
      NULL, stage_expander},
     {10, "add local buffers", "expander", "pm_add_buffers_local + rangeify_codegen", false,
-     "local BUFFERIZE to stores; drop CONTIGUOUS/NOOP wrappers", STAGE_WRITTEN, NULL,
-     stage_add_local_buffers},
+     "local BUFFERIZE to stores; drop CONTIGUOUS/NOOP wrappers", STAGE_PARTIAL,
+     "local BUFFERIZE (from GROUP opts, not offered yet) is an error naming the node", stage_add_local_buffers},
     {11, "remove reduce", "devectorizer", "pm_reduce + gep_pushing", false,
      "REDUCE becomes an accumulator register: init, accumulate in the loop, read after", STAGE_WRITTEN,
      NULL, stage_remove_reduce},
@@ -58,7 +60,9 @@ static const Stage STAGES[STAGE_COUNT] = {
     {17, "pre-matcher", "linearizer", "renderer.pre_matcher", false, "backend patterns before decompositions",
      STAGE_NOT_APPLICABLE, "the LLVM renderer has no pre-matcher", stage_pre_matcher},
     {18, "decompositions", "linearizer", "symbolic_simple + get_late_rewrite_patterns", false,
-     "rewrite ops the target lacks into ops it has", STAGE_WRITTEN, NULL, stage_decompositions},
+     "rewrite ops the target lacks into ops it has", STAGE_PARTIAL,
+     "THREEFRY and the transcendental approximations are not written (LLVM has EXP2/LOG2/SIN); no fast_idiv",
+     stage_decompositions},
     {19, "final rewrite", "linearizer", "pm_decomp + pm_render + extra_matcher + pm_split_ends", false,
      "vector constants explicit, GEPs resolved, multi-range ENDs split", STAGE_WRITTEN, NULL,
      stage_final_rewrite},
@@ -125,4 +129,11 @@ const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int no
         u = next;
     }
     return u;
+}
+
+void stages_rules_free(void) {
+    stages_rangeify_free();
+    late_stages_free();
+    vector_rules_free();
+    sym_rulesets_free();
 }

@@ -99,4 +99,8 @@ const UOp *stage_cleanup_ifendif(StageCtx *sc, const UOp *root);      /* 22 line
  * For tests and tools that do not step. */
 const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int nopts, char *err, size_t errlen);
 
+/* Frees every rule set the stages built (and the symbolic sets), for a
+ * clean process exit; they are rebuilt on next use. */
+void stages_rules_free(void);
+
 #endif

@@ -111,7 +111,7 @@ expect_eq ":quit stops" "1" "$out"
 run $'1\n:q\n2\n'
 expect_eq ":q stops" "1" "$out"
 
-run $':complete uop.co\n'
+run $':complete uop.cons\n'
 expect_eq "completion of module fields" "uop.const" "$out"
 run $'u = uop.var("u", 0, 1)\n:complete u:li\n:complete u:v\n'
 expect_eq "completion of methods" $'u:listing\nu:vmax\nu:vmin' "$out"
@@ -191,7 +191,7 @@ def drain(t):
             except OSError:
                 return
 drain(1.0)
-for keys in [b"u = uop.var('u', 0, 5)\r", b"uop.co\t", b"(uop.dtypes.int, 3):arg()\r", b"u:vma\t", b"()\r",
+for keys in [b"u = uop.var('u', 0, 5)\r", b"uop.cons\t", b"(uop.dtypes.int, 3):arg()\r", b"u:vma\t", b"()\r",
              b"half typed", b"\x03", b"print('alive')\r", b"\x04"]:
     os.write(fd, keys)
     drain(0.5)
@@ -201,12 +201,28 @@ print("exit=%d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
 PY
 )
     expect_has "terminal: prompt" "uopdb> " "$out"
-    expect_has "terminal: completion of uop.co" $'3\n' "$out"
+    expect_has "terminal: completion of uop.cons" $'3\n' "$out"
     expect_has "terminal: completion of a method" $'5\n' "$out"
     expect_has "terminal: Ctrl-C at the prompt keeps the session" $'alive\n' "$out"
     expect_has "terminal: clean exit on Ctrl-D" "exit=0" "$out"
     expect_has "terminal: history saved" "print('alive')" "$(cat "$tmp/history" 2>/dev/null)"
 fi
+
+# --- kernel commands on the current kernel ---
+run $':stages\n'
+expect_has "kernel command without a kernel" "no current kernel" "$err"
+
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:goto 15\n:diff 14 15\n:rules 15\n:step\n:back\n:print\n:stages\n:run\n:goto 99\n:diff x\nprint("alive")\n'
+expect_has ":goto moves to a stage" "stage 15 (lower index dtype)" "$out"
+expect_has ":diff shows the index lowering" "+++ stage 15" "$out"
+expect_has ":rules names the rules that fired" "lower_range" "$out"
+expect_has ":step" "stage 16 (post-index symbolic)" "$out"
+expect_has ":print lists the IR at the current stage" "at stage 15 (lower index dtype)" "$out"
+expect_has ":stages marks the current stage" "> 15  lower index dtype" "$out"
+expect_has ":run validates" "4 elements match the reference" "$out"
+expect_has ":goto out of range" "no stage 99" "$err"
+expect_has ":diff with a bad argument" ":diff takes two stage numbers" "$err"
+expect_has "session survives kernel errors" "alive" "$out"
 
 echo "repl: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,163 @@
+/* program_run.c - runs a scheduled program through the JIT and validates
+ * its outputs against the naive tensor reference (see program_run.h). */
+#include "program_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
+                 char *err, size_t errlen) {
+    void **data = calloc((size_t)s->nbufs + 1, sizeof *data);
+    bool *owned = calloc((size_t)s->nbufs + 1, sizeof *owned);
+    void **args = NULL;
+    bool ok = false;
+    if (!data || !owned) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int b = 0; b < s->nbufs; b++) {
+        const SchedBuffer *sb = &s->bufs[b];
+        if (sb->kind == SBUF_INPUT) {
+            data[b] = (void *)inputs(ud, sb->source);
+            if (!data[b]) {
+                snprintf(err, errlen, "%s (BUFFER %%%u) has no data", sb->name, sb->source->id);
+                goto done;
+            }
+        }
+    }
+    for (int j = 0; j < s->noutputs; j++) data[s->outputs[j]] = outputs[j];
+    for (int i = 0; i < s->nkernels; i++) {
+        const SchedKernel *k = &s->kernels[i];
+        /* allocate the tmp buffers this kernel is the first to use */
+        for (int b = 0; b < s->nbufs; b++) {
+            const SchedBuffer *sb = &s->bufs[b];
+            if (sb->kind != SBUF_TMP || sb->first_kernel != i || data[b]) continue;
+            data[b] = buffer_alloc(sb->dtype, sb->size);
+            if (!data[b]) {
+                snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
+                goto done;
+            }
+            owned[b] = true;
+        }
+        char msg[1024];
+        Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
+        if (!kern) {
+            snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+            goto done;
+        }
+        int nb = kernel_num_buffers(kern);
+        free(args);
+        args = calloc((size_t)nb + 1, sizeof *args);
+        if (!args) {
+            snprintf(err, errlen, "out of memory");
+            goto done;
+        }
+        for (int a = 0; a < nb; a++) {
+            int64_t g = kernel_buffer_arg(kern, a);
+            if (g < 0 || g >= k->nbufs) {
+                snprintf(err, errlen, "kernel %d (%s): DEFINE_GLOBAL %lld is not one of its %d buffers", i + 1,
+                         k->name, (long long)g, k->nbufs);
+                goto done;
+            }
+            args[a] = data[k->bufs[g]];
+        }
+        if (kernel_num_vars(kern) > 0) {
+            snprintf(err, errlen, "kernel %d (%s): variables are not supported by the program runner", i + 1,
+                     k->name);
+            goto done;
+        }
+        if (!kernel_run(kern, args, NULL, msg, sizeof msg)) {
+            snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+            goto done;
+        }
+        /* free the tmp buffers whose last use this was */
+        for (int b = 0; b < s->nbufs; b++) {
+            if (owned[b] && s->bufs[b].last_kernel == i) {
+                buffer_free(data[b]);
+                data[b] = NULL;
+                owned[b] = false;
+            }
+        }
+    }
+    ok = true;
+done:
+    if (data && owned)
+        for (int b = 0; b < s->nbufs; b++)
+            if (owned[b]) buffer_free(data[b]);
+    free(args);
+    free(data);
+    free(owned);
+    return ok;
+}
+
+static void format_index(StrBuf *sb, const Shape *sh, size_t k) {
+    int64_t idx[SHAPE_MAX_DIMS];
+    for (int d = sh->ndim - 1; d >= 0; d--) {
+        idx[d] = sh->d[d] ? (int64_t)(k % (size_t)sh->d[d]) : 0;
+        k = sh->d[d] ? k / (size_t)sh->d[d] : 0;
+    }
+    sb_putc(sb, '[');
+    for (int d = 0; d < sh->ndim; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    sb_putc(sb, ']');
+}
+
+bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
+                      double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    memset(rep, 0, sizeof *rep);
+    rep->atol = atol;
+    rep->rtol = rtol;
+    const SchedBuffer *b = &s->bufs[s->outputs[j]];
+    RefTensor ref;
+    if (!ref_eval(b->source, inputs, ud, &ref, err, errlen)) return false;
+    size_t n = (size_t)shape_numel(&ref.shape);
+    if ((int64_t)n != b->size) {
+        snprintf(err, errlen, "%s: the reference has %zu elements, the program wrote %lld", b->name, n,
+                 (long long)b->size);
+        ref_tensor_free(&ref);
+        return false;
+    }
+    bool exact = !dt_is_float(b->dtype);
+    const int show = 5;
+    StrBuf bad;
+    sb_init(&bad);
+    for (size_t k = 0; k < n; k++) {
+        double want = ref_value(&ref, k), got = buffer_read_double(b->dtype, data, k);
+        double diff = fabs(got - want);
+        bool same = exact ? got == want
+                          : (isnan(want) ? isnan(got) : (isinf(want) ? got == want : diff <= atol + rtol * fabs(want)));
+        if (!isnan(diff) && diff > rep->max_abs_diff) rep->max_abs_diff = diff;
+        rep->checked++;
+        if (!same) {
+            if (rep->mismatches < (size_t)show) {
+                sb_puts(&bad, "\n    at ");
+                format_index(&bad, &ref.shape, k);
+                sb_printf(&bad, ": got %.9g, want %.9g", got, want);
+            }
+            rep->mismatches++;
+        }
+    }
+    rep->ok = rep->mismatches == 0;
+    StrBuf shp;
+    sb_init(&shp);
+    shape_format(&shp, &ref.shape);
+    if (rep->ok) {
+        sb_printf(sb, "%s %s %s: %zu elements match the reference", b->name, sk_name(b->dtype->sk), sb_str(&shp),
+                  rep->checked);
+        if (exact) sb_puts(sb, " exactly");
+        else sb_printf(sb, " (max abs diff %.3g; tolerance %.3g + %.3g*|ref|)", rep->max_abs_diff, atol, rtol);
+    } else {
+        sb_printf(sb, "%s %s %s: %zu of %zu elements differ from the reference", b->name, sk_name(b->dtype->sk),
+                  sb_str(&shp), rep->mismatches, rep->checked);
+        if (!exact) sb_printf(sb, " (tolerance %.3g + %.3g*|ref|)", atol, rtol);
+        sb_puts(sb, sb_str(&bad));
+        if (rep->mismatches > (size_t)show) sb_printf(sb, "\n    ... and %zu more", rep->mismatches - show);
+    }
+    sb_free(&shp);
+    sb_free(&bad);
+    ref_tensor_free(&ref);
+    return true;
+}

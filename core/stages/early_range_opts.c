@@ -1,0 +1,263 @@
+/* early_range_opts.c - range reshaping before opts (tinygrad's
+ * codegen/simplify.py):
+ *
+ *   pm_split_ranges     a RANGE used as r % c (c dividing its size) becomes
+ *                       outer * c + inner, two RANGEs with the same axis id
+ *                       and sub-ids 0 and 1, so r % c folds to inner;
+ *   pm_simplify_ranges  two ranges of the same type that END (or a REDUCE)
+ *                       closes together merge into one of the product size,
+ *                       r0 -> m // s1, r1 -> m % s1, kept only when the
+ *                       graph does not get more div/mod nodes;
+ *   pm_split_store      (CPU) a store loop whose body compares its range with
+ *                       constants is cut at those points into one loop per
+ *                       segment, so no iteration branches. */
+#include <stdlib.h>
+#include "early.h"
+#include "../rewrite/rewrite.h"
+#include "../sym/sym_helpers.h"
+#include "../sym/symbolic.h"
+
+/* ---- pm_split_ranges ---- */
+
+static bool marked(const SplitRangesCtx *ctx, const UOp *r) {
+    for (int i = 0; i < ctx->n; i++)
+        if (ctx->range[i] == r) return true;
+    return false;
+}
+
+/* r % c with c dividing r's constant size: remember r */
+static const UOp *mark_range_mod(const Match *m, void *ud) {
+    (void)ud;
+    SplitRangesCtx *ctx = m->user;
+    const UOp *r = match_get(m, "r");
+    int64_t end, c;
+    if (!ctx || marked(ctx, r) || ctx->n == SPLIT_RANGES_MAX) return NULL;
+    if (!uop_const_int_value(r->src[0], &end) || !uop_const_int_value(match_get(m, "c"), &c)) return NULL;
+    if (c <= 0 || end % c != 0) return NULL;
+    ctx->range[ctx->n] = r;
+    ctx->mod[ctx->n++] = c;
+    return NULL;
+}
+
+/* a copy of r's arg with `sub` inserted before the axis type */
+static const Arg *sub_axis_arg(UCtx *c, const Arg *a, int64_t sub) {
+    if (!a || a->kind != ARG_TUPLE || a->n < 1 || a->n > 15) return NULL;
+    const Arg *items[16];
+    for (uint32_t i = 0; i + 1 < a->n; i++) items[i] = a->items[i];
+    items[a->n - 1] = arg_int(c, sub);
+    items[a->n] = a->items[a->n - 1];
+    return arg_tuple(c, items, a->n + 1);
+}
+
+static const UOp *range_like(UCtx *c, const UOp *r, int64_t end, int64_t sub) {
+    const UOp *src[r->nsrc];
+    src[0] = uop_const_int(c, r->src[0]->dtype, end);
+    for (int i = 1; i < r->nsrc; i++) src[i] = r->src[i];
+    const Arg *arg = sub_axis_arg(c, r->arg, sub);
+    if (!src[0] || !arg) return NULL;
+    return uop_intern(c, OP_RANGE, r->dtype, src, r->nsrc, arg, r->tag);
+}
+
+/* at the SINK: every marked range becomes outer * c + inner */
+static const UOp *split_marked(const Match *m, void *ud) {
+    (void)ud;
+    SplitRangesCtx *ctx = m->user;
+    if (!ctx || !ctx->n) return NULL;
+    UCtx *c = m->ctx;
+    const UOp *root = m->root;
+    for (int i = 0; i < ctx->n && root; i++) {
+        const UOp *r = ctx->range[i];
+        int64_t end, v = ctx->mod[i];
+        if (!v || !uop_const_int_value(r->src[0], &end)) continue;
+        const UOp *outer = range_like(c, r, end / v, 0), *inner = range_like(c, r, v, 1);
+        const UOp *k = uop_const_int(c, r->dtype, v);
+        const UOp *to = outer && inner && k ? uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, outer, k), inner) : NULL;
+        root = to ? early_replace_range(c, root, r, to, NULL, 0) : NULL;
+    }
+    ctx->n = 0;
+    if (root) root = uop_simplify(c, root, "sym", NULL);
+    if (!root) rewrite_fail(m, "split ranges: %s", uctx_error(c));
+    return root;
+}
+
+static const RuleSpec SPLIT_RULES[] = {
+    RULE_FN("mark_range_mod", "(MOD r@(RANGE ...) c@(CONST))", mark_range_mod),
+    RULE_FN("split_marked_ranges", "(SINK ...)", split_marked),
+};
+
+RuleSet *early_build_split_ranges(char *err, size_t errlen) {
+    return ruleset_from_specs("pm_split_ranges", SPLIT_RULES, 2, err, errlen);
+}
+
+/* ---- pm_simplify_ranges ---- */
+
+static RuleSet *merge_set; /* symbolic + pm_flatten_range, for checking a merge */
+
+void early_range_opts_free(void) {
+    ruleset_free(merge_set);
+    merge_set = NULL;
+}
+
+static size_t count_divmod(const UOp *u) {
+    size_t n, k = 0;
+    const UOp **t = uop_toposort(u, &n);
+    for (size_t i = 0; t && i < n; i++) k += uop_op(t[i]) == OP_IDIV || uop_op(t[i]) == OP_MOD;
+    free(t);
+    return k;
+}
+
+static bool list_has(const UOp *const *l, int n, const UOp *u) {
+    for (int i = 0; i < n; i++)
+        if (l[i] == u) return true;
+    return false;
+}
+
+static AxisType axis_of(const UOp *r) {
+    const Arg *a = r->arg;
+    if (!a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] || a->items[a->n - 1]->kind != ARG_AXIS)
+        return AXIS_COUNT;
+    return a->items[a->n - 1]->v.axis;
+}
+
+#define MAX_REDUCES 64
+#define MAX_RNG 64
+
+/* whether r0 and r1 are inside of the same REDUCEs of u's graph */
+static bool same_reduces(const UOp *u, const UOp *r0, const UOp *r1) {
+    size_t n;
+    const UOp **t = uop_toposort(u, &n);
+    bool ok = t != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (uop_op(t[i]) != OP_REDUCE) continue;
+        const UOp *rs[MAX_RNG];
+        int k = early_ranges_of(t[i], rs, MAX_RNG);
+        ok = k >= 0 && list_has(rs, k, r0) == list_has(rs, k, r1);
+    }
+    free(t);
+    return ok;
+}
+
+/* u with r0 and r1 merged, simplified; NULL when that fails */
+static const UOp *try_merge(UCtx *c, const UOp *u, const UOp *r0, const UOp *r1) {
+    const UOp *s0 = r0->src[0], *s1 = r1->src[0];
+    const UOp *src[r0->nsrc];
+    src[0] = uop_binary(c, OP_MUL, s0, s1);
+    for (int i = 1; i < r0->nsrc; i++) src[i] = r0->src[i];
+    const UOp *merged = src[0] ? uop_with_src(c, r0, src, r0->nsrc) : NULL;
+    if (!merged) return NULL;
+    const UOp *x = early_replace_range(c, u, r0, uop_binary(c, OP_IDIV, merged, s1), NULL, 0);
+    if (x) x = early_replace_range(c, x, r1, uop_binary(c, OP_MOD, merged, s1), NULL, 0);
+    if (!x) return NULL;
+    RewriteOpts o = {.name = "check merge"};
+    return graph_rewrite(c, x, merge_set, &o);
+}
+
+static const UOp *merge_adjacent(const Match *m, void *ud) {
+    (void)ud;
+    UCtx *c = m->ctx;
+    if (!merge_set) {
+        char err[200];
+        RuleSet *fl = early_build_flatten_range(err, sizeof err);
+        const RuleSet *sy = sym_ruleset("symbolic");
+        merge_set = fl && sy ? ruleset_concat("symbolic+pm_flatten_range", sy, fl) : NULL;
+        ruleset_free(fl);
+        if (!merge_set) {
+            rewrite_fail(m, "could not build symbolic+pm_flatten_range");
+            return NULL;
+        }
+    }
+    const UOp *u = m->root;
+    int off = early_range_start(uop_op(u));
+    int n = u->nsrc - off;
+    if (n < 2) return NULL;
+    const UOp *ended[n];
+    for (int i = 0; i < n; i++) ended[i] = u->src[off + i];
+    bool is_end = uop_op(u) == OP_END;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (is_end ? j != i + 1 : j == i) continue;
+            const UOp *r0 = ended[i], *r1 = ended[j];
+            if (uop_op(r0) != OP_RANGE || uop_op(r1) != OP_RANGE || axis_of(r0) != axis_of(r1)) continue;
+            if (!same_reduces(u, r0, r1)) continue;
+            const UOp *nu = try_merge(c, u, r0, r1);
+            if (!nu) {
+                rewrite_fail(m, "merging ranges %%%u and %%%u: %s", r0->id, r1->id, uctx_error(c));
+                return NULL;
+            }
+            if (count_divmod(nu) <= count_divmod(u)) u = nu;
+        }
+    return u;
+}
+
+static const RuleSpec SIMPLIFY_RULES[] = {
+    RULE_FN("merge_adjacent_ranges", "({END REDUCE} ...)", merge_adjacent),
+};
+
+RuleSet *early_build_simplify_ranges(char *err, size_t errlen) {
+    return ruleset_from_specs("pm_simplify_ranges", SIMPLIFY_RULES, 1, err, errlen);
+}
+
+/* ---- pm_split_store (CPU) ---- */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* END(STORE, r) where the store compares r < c for constants c inside r's
+ * size: one END per segment between the cut points, in a GROUP */
+static const UOp *cut_store_range(const Match *m, void *ud) {
+    (void)ud;
+    UCtx *c = m->ctx;
+    const UOp *store = match_get(m, "store"), *r = match_get(m, "r");
+    int64_t end;
+    if (uop_op(r) != OP_RANGE || !uop_const_int_value(r->src[0], &end)) return NULL;
+    size_t n;
+    const UOp **t = uop_toposort(store, &n);
+    if (!t) return NULL;
+    int64_t *cuts = malloc((n + 2) * sizeof *cuts);
+    int ncut = 0;
+    if (cuts) {
+        cuts[ncut++] = 0;
+        cuts[ncut++] = end;
+        for (size_t i = 0; i < n; i++) {
+            int64_t v;
+            if (uop_op(t[i]) == OP_CMPLT && t[i]->src[0] == r && uop_const_int_value(t[i]->src[1], &v) && v > 0 &&
+                v < end)
+                cuts[ncut++] = v;
+        }
+    }
+    free(t);
+    if (ncut <= 2) {
+        free(cuts);
+        return NULL;
+    }
+    qsort(cuts, (size_t)ncut, sizeof *cuts, cmp_i64);
+    int k = 1;
+    for (int i = 1; i < ncut; i++)
+        if (cuts[i] != cuts[k - 1]) cuts[k++] = cuts[i];
+    ncut = k;
+    const UOp *ends[ncut];
+    int nend = 0;
+    for (int i = 0; i + 1 < ncut; i++) {
+        const UOp *nr = range_like(c, r, cuts[i + 1] - cuts[i], i);
+        const UOp *st = nr ? early_replace_range(c, store, r, sym_addc(c, nr, cuts[i]), NULL, 0) : NULL;
+        const UOp *src[2] = {st, nr};
+        ends[nend] = st ? uop_new(c, OP_END, DT_VOID, src, 2, NULL) : NULL;
+        if (!ends[nend++]) {
+            free(cuts);
+            rewrite_fail(m, "cutting range %%%u: %s", r->id, uctx_error(c));
+            return NULL;
+        }
+    }
+    free(cuts);
+    return uop_new(c, OP_GROUP, DT_VOID, ends, nend, NULL);
+}
+
+static const RuleSpec SPLIT_STORE_RULES[] = {
+    RULE_FN("cut_store_range", "(END store@(STORE ...) r@(RANGE ...))", cut_store_range),
+};
+
+RuleSet *early_build_split_store(char *err, size_t errlen) {
+    return ruleset_from_specs("pm_split_store", SPLIT_STORE_RULES, 1, err, errlen);
+}

@@ -1,0 +1,73 @@
+-- kernels.lua - the pipeline and kernel rows of `make bench`: scheduler +
+-- 22 stages per kernel, LLVM compile time, and kernel throughput through the
+-- JIT (single-threaded), as rows of the table bench.c prints.
+--   build/uopdb tests/bench/kernels.lua
+
+local function row(what, value, unit, note)
+  print(string.format("| %-44s | %14.2f | %-12s | %-34s |", what, value, unit, note or ""))
+end
+
+-- best of n wall-clock timings of fn, in ms
+local function best(n, fn)
+  local b = math.huge
+  for _ = 1, n do
+    local t0 = uop.clock()
+    fn()
+    local dt = uop.clock() - t0
+    if dt < b then b = dt end
+  end
+  return b
+end
+
+-- schedule + all 22 stages of every kernel, fresh each time
+local function pipeline_ms(build, n)
+  local kernels = 0
+  local ms = best(n, function()
+    local p = uop.compile(build())
+    kernels = #p:kernels()
+    for _, k in ipairs(p:kernels()) do k:seek(22) end
+  end)
+  return ms, kernels
+end
+
+Tensor.manual_seed(1)
+local a3, b3 = Tensor.rand(3, 3), Tensor.rand(3, 3)
+local a512, b512 = Tensor.rand(512, 512), Tensor.rand(512, 512)
+local x_conv, w_conv = Tensor.rand(1, 32, 56, 56), Tensor.rand(64, 32, 3, 3)
+
+local ms, nk = pipeline_ms(function() return a3:matmul(b3) end, 50)
+row("schedule + 22 stages: matmul 3x3", ms, "ms", nk .. " kernel")
+ms, nk = pipeline_ms(function() return a512:matmul(b512) end, 20)
+row("schedule + 22 stages: matmul 512x512", ms, "ms", nk .. " kernel")
+ms, nk = pipeline_ms(function() return x_conv:conv2d(w_conv, {padding = 1}) end, 20)
+row("schedule + 22 stages: conv2d 1x32x56x56, 64 3x3", ms, "ms", nk .. " kernel")
+
+local k = uop.compile(a512:matmul(b512)):kernel(1)
+local total, render, opt, jit = k:compile_ms()
+row("LLVM compile: matmul 512 kernel", total, "ms",
+    string.format("render %.1f, O2 %.1f, JIT %.1f", render, opt, jit))
+
+-- kernel throughput: compile once, then time runs
+local function run_best(t, n)
+  local p = uop.compile(t)
+  p:run()
+  return best(n, function() p:run() end)
+end
+
+local a1k, b1k = Tensor.rand(1024, 1024), Tensor.rand(1024, 1024)
+local t = run_best(a1k:matmul(b1k), 2)
+row("matmul 1024x1024 float32", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
+
+local n = 1024 * 1024
+local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
+t = run_best(x1m + y1m, 5)
+row("add 1M float32", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.2f ms", t))
+t = run_best(x1m:sum(), 5)
+row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.2f ms", t))
+local s = Tensor.rand(64, 4096)
+local p = uop.compile(s:softmax(1))
+p:run()
+t = best(5, function() p:run() end)
+row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels")
+t = run_best(x_conv:conv2d(w_conv, {padding = 1}), 2)
+row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))

@@ -1,0 +1,120 @@
+-- test_compile.lua - programs and kernels from Lua: uop.compile schedules
+-- without running, kernels step through the 22 stages, the IR, diffs, rules,
+-- DOT, LLVM IR and assembly are there, opts change the kernel, and runs
+-- through the JIT agree with the reference (exactly where values are exact).
+local T = ...
+
+local function mat3()
+  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
+  local B = Tensor.new({{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}, "float32")
+  return A, B
+end
+local WANT = {{84, 90, 96}, {201, 216, 231}, {318, 342, 366}}
+
+local function same_nested(got, want, what)
+  T.eq(#got, #want, what .. " rows")
+  for i = 1, #want do
+    for j = 1, #want[i] do T.eq(got[i][j], want[i][j], what .. string.format("[%d][%d]", i, j)) end
+  end
+end
+
+T.test("compile schedules the 3x3 matmul into one kernel without running it", function()
+  local A, B = mat3()
+  local p = uop.compile(A:matmul(B))
+  T.eq(#p:kernels(), 1)
+  T.ok(tostring(p):find("Program: 1 kernel", 1, true), tostring(p))
+  local k = p:kernel(1)
+  T.eq(k:pos(), 0)
+  T.ok(k:name():match("^r_"), "a reduce kernel is named r_...: " .. k:name())
+  T.eq(uop.current(), k)
+  T.ok(p:text():find("output0", 1, true), p:text())
+end)
+
+T.test("the matmul runs exactly through the JIT and validates", function()
+  local A, B = mat3()
+  local C = A:matmul(B)
+  local p = uop.compile(C)
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.eq(#outs, 1)
+  T.eq(outs[1]:op(), "BUFFER")
+  T.ok(rep.ok, rep.text)
+  T.eq(rep.mismatches, 0)
+  T.ok(rep.text:find("9 elements match the reference", 1, true), rep.text)
+  same_nested(C:tolist(), WANT, "realized C")
+end)
+
+T.test("stepping: seek, step, back, root, listing, diff, rules", function()
+  local A, B = mat3()
+  local k = uop.compile(A:matmul(B)):kernel(1)
+  T.eq(k:root(0):op(), "SINK")
+  k:seek(15)
+  T.eq(k:pos(), 15)
+  local at15 = k:root()
+  k:back()
+  T.eq(k:pos(), 14)
+  k:step()
+  T.eq(k:pos(), 15)
+  T.eq(k:root(), at15, "the same node after back and step")
+  local d = k:diff_text(14, 15)
+  T.ok(d:find("int32", 1, true), "stage 15 lowers index to int32:\n" .. d)
+  T.ok(not k:listing(15):find(" index ", 1, true), "no index dtype after stage 15")
+  T.eq(k:root(21):op(), "LINEAR")
+  T.raises("no stage 23", function() k:seek(23) end)
+  T.raises("already at the start", function() k:seek(0); k:back() end)
+end)
+
+T.test("stages() gives 22 rows with nodes, rewrites and times", function()
+  local A, B = mat3()
+  local k = uop.compile(A:matmul(B)):kernel(1)
+  local rows = k:stages{quiet = true}
+  T.eq(#rows, 22)
+  T.eq(rows[15].name, "lower index dtype")
+  T.eq(rows[15].changed, true)
+  T.ok(rows[21].nodes_after > 0)
+  T.eq(rows[12].status, "n/a")
+  T.ok(tostring(rows):find("22 stages", 1, true), tostring(rows))
+  local fired = k:rules(15, {quiet = true})
+  local n = 0
+  for _, c in pairs(fired) do if type(c) == "number" then n = n + c end end
+  T.ok(n > 0, "rules fired in stage 15")
+end)
+
+T.test("opts: UPCAST by 3 changes the kernel and keeps the result exact", function()
+  local A, B = mat3()
+  local C = A:matmul(B)
+  local p = uop.compile(C)
+  local k = p:kernel(1)
+  k:opts{{"UPCAST", 1, 3}}
+  T.eq(#k:opts(), 1)
+  T.ok(k:listing(7):find("UPCAST", 1, true), "stage 7 makes an UPCAST range")
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  T.raises("UPCAST", function() k:opts{{"UPCAST", 5, 3}}; k:seek(7) end)
+  T.raises("unknown opt", function() k:opts{{"SIDEWAYS", 0, 2}} end)
+end)
+
+T.test("LLVM IR before and after optimisation, assembly, DOT", function()
+  local A, B = mat3()
+  local k = uop.compile(A:matmul(B)):kernel(1)
+  T.ok(k:llvm("before"):find("define", 1, true))
+  T.ok(k:llvm("after"):find("define", 1, true))
+  T.ok(#k:asm(true) > 0)
+  T.ok(k:dot():find("digraph", 1, true))
+end)
+
+T.test("softmax is several kernels with tmp buffers and validates", function()
+  local x = Tensor.new({{1, 2, 3, 4}, {2, 0, -1, 5}})
+  local p = uop.compile(x:softmax(1))
+  T.ok(#p:kernels() >= 2, "softmax needs more than one kernel")
+  T.ok(p:text():find("tmp0", 1, true), p:text())
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+end)
+
+T.test("bad input gets clear errors", function()
+  T.raises("a tensor, a UOp, or a list", function() uop.compile("x") end)
+  T.raises("empty list", function() uop.compile({}) end)
+  local A, B = mat3()
+  local p = uop.compile(A + B)
+  T.raises("no kernel 2", function() p:kernel(2) end)
+end)

@@ -1,0 +1,640 @@
+-- test_tensor.lua - the Tensor front end: the graphs it builds (tinygrad's
+-- node forms), shapes, dtypes and errors, and every op's values through
+-- uop.reference checked against values computed here with plain loops.
+local T = ...
+local d = uop.dtypes
+local ref = uop.reference
+
+-- ---- helpers: nested tables built and compared with plain loops ----
+
+-- a nested table of shape s with f(i1, i2, ...) (0-based indices)
+local function build(s, f, dim, idx)
+  dim, idx = dim or 1, idx or {}
+  if dim > #s then return f(table.unpack(idx)) end
+  local r = {}
+  for i = 0, s[dim] - 1 do
+    idx[dim] = i
+    r[i + 1] = build(s, f, dim + 1, idx)
+  end
+  idx[dim] = nil
+  return r
+end
+
+local function show(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local parts = {}
+  for i = 1, #v do parts[i] = show(v[i]) end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- deep comparison; tol = nil means exact (and the same Lua number type
+-- family: integers stay integers)
+local function same(got, want, tol, path)
+  path = path or ""
+  if type(want) == "table" then
+    if type(got) ~= "table" or #got ~= #want then
+      return false, string.format("at %s: expected %s, got %s", path, show(want), show(got))
+    end
+    for i = 1, #want do
+      local ok, msg = same(got[i], want[i], tol, path .. "[" .. i .. "]")
+      if not ok then return false, msg end
+    end
+    return true
+  end
+  if type(want) == "number" and type(got) == "number" then
+    if tol then
+      if want ~= want then return got ~= got, "at " .. path .. ": expected nan" end
+      local err = math.abs(got - want)
+      if err <= tol * math.max(1, math.abs(want)) then return true end
+    elseif got == want then
+      return true
+    end
+  elseif got == want then
+    return true
+  end
+  return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
+end
+
+local function check(got, want, tol)
+  local ok, msg = same(got, want, tol)
+  if not ok then error(msg, 2) end
+end
+
+local function shape_is(t, want)
+  local s = t:shape()
+  if #s ~= #want then error("shape: expected " .. show(want) .. ", got " .. show(s), 2) end
+  for i = 1, #want do
+    if s[i] ~= want[i] then error("shape: expected " .. show(want) .. ", got " .. show(s), 2) end
+  end
+  -- the graph's own shape agrees with the tracked one
+  local g = uop.shape(t.uop)
+  if #g ~= #want then error("graph shape: " .. show(g), 2) end
+  for i = 1, #want do
+    if g[i] ~= want[i] then error("graph shape: " .. show(g), 2) end
+  end
+end
+
+local function count_ops(t, name) return #uop.find(t.uop, name) end
+
+-- float32 rounding of a double, for exact float expectations
+local function f32(x) return string.unpack("f", string.pack("f", x)) end
+
+local A = {{1, 2, 3}, {4, 5, 6}}
+local function a23() return Tensor{{1, 2, 3}, {4, 5, 6}} end
+local function af23() return Tensor({{1, 2, 3}, {4, 5, 6}}, "float32") end
+
+-- ---- creation and the graph forms ----
+
+T.test("Tensor.new: a BUFFER(UNIQUE, DEVICE) with host data, reshaped", function()
+  local t = a23()
+  T.eq(t:dtype(), d.int32)
+  shape_is(t, {2, 3})
+  T.eq(t:numel(), 6); T.eq(t:ndim(), 2)
+  local u = t.uop
+  T.eq(u:op(), "RESHAPE")
+  local b = u:src()[1]
+  T.eq(b:op(), "BUFFER"); T.eq(b:arg(), 6); T.eq(b:dtype(), d.int32)
+  T.eq(b:src()[1]:op(), "UNIQUE"); T.eq(b:src()[2]:op(), "DEVICE"); T.eq(b:src()[2]:arg(), "CPU")
+  local v = u:src()[2]
+  T.eq(v:op(), "VCONST"); T.eq(v:dtype(), d.index:vec(2))
+  check(uop.buffer_values(b), {1, 2, 3, 4, 5, 6})
+  -- a 1-D tensor is the buffer itself (reshape to the same shape is no node)
+  T.eq(Tensor{1, 2}.uop:op(), "BUFFER")
+  -- two tensors never share a buffer
+  T.ok(Tensor{1, 2}.uop ~= Tensor{1, 2}.uop, "distinct buffers")
+end)
+
+T.test("Tensor.new infers int32, float32 and bool; an explicit dtype wins", function()
+  T.eq(Tensor{1, 2}:dtype(), d.int32)
+  T.eq(Tensor{1, 2.5}:dtype(), d.float32)
+  T.eq(Tensor{true, false}:dtype(), d.bool)
+  T.eq(Tensor({1, 2}, "float16"):dtype(), d.float16)
+  T.eq(Tensor({1, 2}, d.int64):dtype(), d.int64)
+  check(Tensor({1.5, -2.5}, "int32"):tolist(), {1, -2})
+  check(Tensor({0, 3}, "bool"):tolist(), {false, true})
+  check(Tensor{{true}, {false}}:tolist(), {{true}, {false}})
+  check(Tensor({1, 2}, "float16"):tolist(), {1.0, 2.0})
+  local s = Tensor(5)
+  T.eq(s.uop:op(), "CONST"); T.eq(s:ndim(), 0); T.eq(s:dtype(), d.int32)
+  T.eq(s.uop:src()[1]:op(), "DEVICE")
+  check(ref(s), 5)
+  check(ref(Tensor(2.5)), 2.5)
+  T.eq(Tensor{}:numel(), 0)
+  -- bfloat16 is built as float32 and cast, as tinygrad does
+  local bf = Tensor({1, 2}, "bfloat16")
+  T.eq(bf:dtype(), d.bfloat16); T.eq(bf.uop:op(), "CAST")
+end)
+
+T.test("full, zeros, ones: a unique CONST on the device, reshaped to 1s and expanded", function()
+  local t = Tensor.ones(2, 3)
+  shape_is(t, {2, 3})
+  T.eq(t:dtype(), d.float32)
+  T.eq(t.uop:op(), "EXPAND")
+  local r = t.uop:src()[1]
+  T.eq(r:op(), "RESHAPE")
+  local c = r:src()[1]
+  T.eq(c:op(), "CONST"); T.eq(c:arg(), 1.0)
+  T.eq(c:src()[1]:op(), "DEVICE"); T.eq(c:src()[2]:op(), "UNIQUE")
+  check(ref(t), {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}})
+  check(ref(Tensor.zeros{2, 2}), {{0.0, 0.0}, {0.0, 0.0}})
+  check(ref(Tensor.zeros(3, {dtype = "int32"})), {0, 0, 0})
+  T.eq(Tensor.ones(2, {dtype = d.int32}):dtype(), d.int32)
+  check(ref(Tensor.full({2}, 7)), {7, 7})
+  T.eq(Tensor.full({2}, 7):dtype(), d.int32)
+  T.eq(Tensor.full({2}, true):dtype(), d.bool)
+  check(ref(Tensor.full({2, 1}, 2.5)), {{2.5}, {2.5}})
+  -- two fulls are distinct constants (unique), like tinygrad's
+  T.ok(Tensor.ones(2).uop ~= Tensor.ones(2).uop, "unique")
+  shape_is(Tensor.ones{}, {})
+end)
+
+T.test("arange and eye", function()
+  check(ref(Tensor.arange(5)), {0, 1, 2, 3, 4})
+  T.eq(Tensor.arange(5):dtype(), d.int32)
+  check(ref(Tensor.arange(2, 11, 3)), {2, 5, 8})
+  check(ref(Tensor.arange(5, 0, -2)), {5, 3, 1})
+  check(ref(Tensor.arange(0.5, 2.5)), {0.5, 1.5})
+  T.eq(Tensor.arange(0.5, 2.5):dtype(), d.float32)
+  check(ref(Tensor.arange(3, {dtype = "float32"})), {0.0, 1.0, 2.0})
+  T.eq(Tensor.arange(3, 3):numel(), 0)
+  check(ref(Tensor.eye(3)), build({3, 3}, function(i, j) return i == j and 1.0 or 0.0 end))
+  check(ref(Tensor.eye(2, 3, {dtype = "int32"})), {{1, 0, 0}, {0, 1, 0}})
+  -- a long arange goes through the cumulative sum
+  local n = 700
+  check(ref(Tensor.arange(n)), build({n}, function(i) return i end))
+end)
+
+T.test("rand: seeded, reproducible, in [0, 1)", function()
+  Tensor.manual_seed(42)
+  local a = Tensor.rand(4, 5):tolist()
+  local b = Tensor.rand(4, 5):tolist()
+  Tensor.manual_seed(42)
+  local a2 = Tensor.rand{4, 5}:tolist()
+  check(a2, a)
+  local differs, distinct = false, {}
+  for i = 1, 4 do
+    for j = 1, 5 do
+      local v = a[i][j]
+      T.ok(v >= 0 and v < 1, "in [0, 1)")
+      T.eq(f32(v), v, "a float32 value")
+      if v ~= b[i][j] then differs = true end
+      distinct[v] = true
+    end
+  end
+  T.ok(differs, "the next call gives other numbers")
+  local n = 0
+  for _ in pairs(distinct) do n = n + 1 end
+  T.ok(n >= 18, "values are not repeated")
+  check(Tensor.rand(3, {seed = 7}):tolist(), Tensor.rand(3, {seed = 7}):tolist())
+  T.eq(Tensor.rand(2, {dtype = "float16"}):dtype(), d.float16)
+  T.raises("rand only supports float dtypes", Tensor.rand, 2, {dtype = "int32"})
+end)
+
+-- ---- elementwise ----
+
+T.test("add, sub, mul, div with numpy broadcasting", function()
+  local a, b = af23(), Tensor{10.0, 20.0, 30.0}
+  local col = Tensor{{1.0}, {2.0}}
+  shape_is(a + b, {2, 3})
+  check(ref(a + b), build({2, 3}, function(i, j) return A[i + 1][j + 1] + 10.0 * (j + 1) end))
+  check(ref(b - a), build({2, 3}, function(i, j) return 10.0 * (j + 1) - A[i + 1][j + 1] end))
+  check(ref(a * col), build({2, 3}, function(i, j) return A[i + 1][j + 1] * (i + 1) end))
+  check(ref(a / b), build({2, 3}, function(i, j) return A[i + 1][j + 1] / (10.0 * (j + 1)) end), 1e-6)
+  -- (3, 1) op (1, 4) -> (3, 4)
+  local c, r = Tensor{{1}, {2}, {3}}, Tensor{{10, 20, 30, 40}}
+  shape_is(c * r, {3, 4})
+  check(ref(c * r), build({3, 4}, function(i, j) return (i + 1) * 10 * (j + 1) end))
+  -- scalars on either side
+  check(ref(2 * a - 1), build({2, 3}, function(i, j) return 2.0 * A[i + 1][j + 1] - 1 end))
+  check(ref(1 / a), build({2, 3}, function(i, j) return 1 / A[i + 1][j + 1] end), 1e-6)
+  check(ref(-a), build({2, 3}, function(i, j) return -A[i + 1][j + 1] + 0.0 end))
+  check(ref(a ^ 2), build({2, 3}, function(i, j) return A[i + 1][j + 1] ^ 2 end), 1e-6)
+  check(ref(a23() // 2), build({2, 3}, function(i, j) return A[i + 1][j + 1] // 2 end))
+  check(ref(Tensor{-7, 7, -8} // 2), {-4, 3, -4})
+  check(ref(Tensor{-7, 7, -8} % 3), {-7 % 3, 7 % 3, -8 % 3})
+  check(ref(Tensor{-7, 7}:idiv(2)), {-3, 3})
+  check(ref(Tensor{6, 5} & 3), {2, 1})
+  check(ref(Tensor{6, 5} | 1), {7, 5})
+  check(ref(Tensor{6, 5} ~ 3), {5, 6})
+  check(ref(~Tensor{0, 5}), {-1, -6})
+end)
+
+T.test("decompositions follow tinygrad: sub, neg, div, exp, log, cos", function()
+  local a, b = af23(), af23()
+  local s = a - b
+  T.eq(s.uop:op(), "ADD")
+  local negb = s.uop:src()[2]
+  T.eq(negb:op(), "MUL")
+  T.ok(rawequal(negb:src()[1], b.uop), "-b is b * -1")
+  T.eq(uop.find(negb, "CONST")[1]:arg(), -1.0)
+  local q = a / b
+  T.eq(q.uop:op(), "MUL"); T.eq(q.uop:src()[2]:op(), "RECIPROCAL")
+  T.eq(count_ops(a:exp(), "EXP2"), 1)
+  T.eq(count_ops(a:log(), "LOG2"), 1)
+  T.eq(count_ops(a:cos(), "SIN"), 1)
+  T.eq(count_ops(a:minimum(b), "MAX"), 1)
+  T.eq(a:lt(b).uop:op(), "CMPLT")
+  T.eq(a:ne(b).uop:op(), "CMPNE")
+  -- constants broadcast as CONST -> RESHAPE -> EXPAND
+  local e = (a + 1).uop:src()[2]
+  T.eq(e:op(), "EXPAND"); T.eq(e:src()[1]:op(), "RESHAPE"); T.eq(e:src()[1]:src()[1]:op(), "CONST")
+end)
+
+T.test("dtype promotion: weak Lua numbers, least upper dtype", function()
+  local i = a23()
+  T.eq((i + 1):dtype(), d.int32)
+  T.eq((i + 1.5):dtype(), d.float32)
+  T.eq((i * Tensor({1, 2, 3}, "float16")):dtype(), d.float16)
+  T.eq((Tensor({1, 2}, "int8") + Tensor({1, 2}, "int16")):dtype(), d.int16)
+  T.eq((Tensor{true, false} + 1):dtype(), d.int32)
+  T.eq((i / 2):dtype(), d.float32)
+  T.eq((Tensor({1, 2}, "float16") + 1.5):dtype(), d.float16)
+  T.eq((Tensor({1, 2}, "uint8") + Tensor({1, 2}, "int8")):dtype(), d.int16)
+  check(ref(i + 1.5), build({2, 3}, function(r, c) return A[r + 1][c + 1] + 1.5 end))
+  check(ref(i / 2), build({2, 3}, function(r, c) return A[r + 1][c + 1] / 2 end))
+  T.eq(i:lt(2):dtype(), d.bool)
+end)
+
+T.test("unary math against math.*", function()
+  local xs = {-2.0, -0.5, 0.0, 0.25, 1.0, 3.0}
+  local x = Tensor(xs)
+  local function each(f) local r = {} for k, v in ipairs(xs) do r[k] = f(v) end return r end
+  check(ref(x:exp()), each(math.exp), 1e-6)
+  check(ref(x:sin()), each(math.sin), 1e-6)
+  check(ref(x:cos()), each(math.cos), 1e-6)
+  check(ref(x:relu()), each(function(v) return v > 0 and v or 0.0 end))
+  check(ref(x:sigmoid()), each(function(v) return 1 / (1 + math.exp(-v)) end), 1e-6)
+  check(ref(x:tanh()), each(function(v) return (math.exp(v) - math.exp(-v)) / (math.exp(v) + math.exp(-v)) end), 1e-6)
+  check(ref(x:abs()), each(math.abs))
+  check(ref(x:neg()), each(function(v) return -v end))
+  check(ref(x:square()), each(function(v) return v * v end))
+  check(ref(x:floor()), each(function(v) return math.floor(v) + 0.0 end))
+  check(ref(x:ceil()), each(function(v) return math.ceil(v) + 0.0 end))
+  check(ref(x:clamp(-1, 1)), each(function(v) return math.max(-1, math.min(1, v)) end))
+  local p = Tensor{0.5, 1.0, 4.0, 9.0}
+  check(ref(p:sqrt()), {math.sqrt(0.5), 1.0, 2.0, 3.0}, 1e-6)
+  check(ref(p:log()), {math.log(0.5), 0.0, math.log(4), math.log(9)}, 1e-6)
+  check(ref(p:log2()), {-1.0, 0.0, 2.0, math.log(9, 2)}, 1e-6)
+  check(ref(p:reciprocal()), {2.0, 1.0, 0.25, 1 / 9}, 1e-6)
+  -- ints go to float for float functions
+  T.eq(Tensor{1, 4}:sqrt():dtype(), d.float32)
+  check(ref(Tensor{1, 4}:sqrt()), {1.0, 2.0})
+  check(ref(Tensor{-3, 2}:abs()), {3, 2})
+end)
+
+T.test("comparisons, where, maximum, minimum, cast", function()
+  local a, b = Tensor{1, 5, 3}, Tensor{4, 2, 3}
+  check(ref(a:lt(b)), {true, false, false})
+  check(ref(a:gt(b)), {false, true, false})
+  check(ref(a:le(b)), {true, false, true})
+  check(ref(a:ge(b)), {false, true, true})
+  check(ref(a:eq(b)), {false, false, true})
+  check(ref(a:ne(b)), {true, true, false})
+  check(ref(a:lt(3)), {true, false, false})
+  check(ref(a:maximum(b)), {4, 5, 3})
+  check(ref(a:minimum(b)), {1, 2, 3})
+  check(ref(Tensor{1.5, -2.0}:minimum(0)), {0.0, -2.0})
+  check(ref(a:lt(b):where(a, b)), {1, 2, 3})
+  check(ref(a:lt(b):where(a, 0)), {1, 0, 0})
+  check(ref(a:lt(b):where(1.5, b)), {1.5, 2.0, 3.0})
+  -- the condition broadcasts against its branches
+  local cond = Tensor{{true}, {false}}
+  check(ref(cond:where(Tensor{1, 2}, -1)), {{1, 2}, {-1, -1}})
+  check(ref(Tensor{1.7, -1.7, 2.2}:cast("int32")), {1, -1, 2})
+  check(ref(Tensor{0, 2}:cast("bool")), {false, true})
+  check(ref(Tensor{true, false}:cast("float32")), {1.0, 0.0})
+  check(ref(Tensor{300, -1}:cast("uint8")), {44, 255})
+  check(ref(Tensor{true, false}:logical_not()), {false, true})
+end)
+
+-- ---- movement ----
+
+T.test("reshape, permute, transpose, expand, flip", function()
+  local t = Tensor.arange(24):reshape(2, 3, 4)
+  shape_is(t, {2, 3, 4})
+  shape_is(t:reshape(-1, 4), {6, 4})
+  shape_is(t:reshape{4, -1}, {4, 6})
+  local p = t:permute(2, 0, 1)
+  shape_is(p, {4, 2, 3})
+  T.eq(p.uop:op(), "PERMUTE")
+  check(ref(p), build({4, 2, 3}, function(i, j, k) return j * 12 + k * 4 + i end))
+  T.ok(rawequal(t:permute(0, 1, 2), t), "the identity permutation is no node")
+  local m = Tensor.arange(6):reshape(2, 3)
+  check(ref(m:transpose()), build({3, 2}, function(i, j) return j * 3 + i end))
+  check(ref(t:transpose(0, -1)), build({4, 3, 2}, function(i, j, k) return k * 12 + j * 4 + i end))
+  local e = Tensor{{1}, {2}}:expand(2, 3)
+  shape_is(e, {2, 3})
+  check(ref(e), {{1, 1, 1}, {2, 2, 2}})
+  shape_is(Tensor{1, 2, 3}:expand(2, -1), {2, 3})
+  check(ref(m:flip(0)), {{3, 4, 5}, {0, 1, 2}})
+  check(ref(m:flip(0, 1)), {{5, 4, 3}, {2, 1, 0}})
+  local f = m:flip(1).uop
+  T.eq(f:op(), "FLIP")
+  check(f:arg(), {false, true})
+end)
+
+T.test("pad, shrink, slice, flatten, squeeze, unsqueeze", function()
+  local m = Tensor.arange(6):reshape(2, 3)
+  local p = m:pad{{1, 0}, {0, 2}}
+  shape_is(p, {3, 5})
+  T.eq(p.uop:op(), "PAD")
+  check(ref(p), build({3, 5}, function(i, j)
+    if i < 1 or j >= 3 then return 0 end
+    return (i - 1) * 3 + j
+  end))
+  check(ref(m:pad({{0, 0}, {1, 1}}, {value = -1})), {{-1, 0, 1, 2, -1}, {-1, 3, 4, 5, -1}})
+  check(ref(m:pad{1, 0}), {{0, 0, 1, 2}, {0, 3, 4, 5}}) -- flat: last axis first
+  check(ref(m:pad{{0, 0}, {-1, 1}}), {{1, 2, 0}, {4, 5, 0}}) -- negative cuts
+  local s = m:shrink{{0, 2}, {1, 3}}
+  T.eq(s.uop:op(), "SHRINK")
+  check(ref(s), {{1, 2}, {4, 5}})
+  check(ref(m:shrink{nil, {2, 3}}), {{2}, {5}})
+  check(ref(m:slice{{0, 2}, {1, 3}}), {{1, 2}, {4, 5}})
+  check(ref(m:slice{1}), {3, 4, 5})
+  check(ref(m:slice{false, -1}), {2, 5})
+  check(ref(m:slice{-1, {nil, nil, 2}}), {3, 5})
+  check(ref(Tensor.arange(10):slice{{1, 9, 3}}), {1, 4, 7})
+  check(ref(Tensor.arange(5):slice{{nil, nil, -1}}), {4, 3, 2, 1, 0})
+  check(ref(Tensor.arange(6):slice{{4, 0, -2}}), {4, 2})
+  shape_is(Tensor.arange(5):slice{{3, 1}}, {0})
+  local t = Tensor.arange(24):reshape(2, 3, 4)
+  shape_is(t:flatten(), {24})
+  shape_is(t:flatten(1), {2, 12})
+  shape_is(t:flatten(0, 1), {6, 4})
+  shape_is(Tensor.ones(2, 1, 3, 1):squeeze(), {2, 3})
+  shape_is(Tensor.ones(2, 1, 3):squeeze(1), {2, 3})
+  shape_is(Tensor.ones(2, 1, 3):squeeze(0), {2, 1, 3})
+  shape_is(m:unsqueeze(0), {1, 2, 3})
+  shape_is(m:unsqueeze(-1), {2, 3, 1})
+  check(ref(Tensor{1, 2}:repeat_(2, 2)), {{1, 2, 1, 2}, {1, 2, 1, 2}})
+end)
+
+T.test("ops on permuted, padded and flipped inputs", function()
+  local m = Tensor.arange(6):reshape(2, 3)
+  local t = m:transpose() -- (3, 2)
+  check(ref(t + Tensor{{10, 20}}), build({3, 2}, function(i, j) return j * 3 + i + 10 * (j + 1) end))
+  local p = m:pad{{1, 1}, {0, 0}} * 2 -- (4, 3), zeros outside
+  check(ref(p), build({4, 3}, function(i, j) return (i >= 1 and i <= 2) and 2 * ((i - 1) * 3 + j) or 0 end))
+  check(ref(p:sum(0)), build({3}, function(j) return 2 * (j + (3 + j)) end))
+  check(ref(m:flip(1) - m), {{2, 0, -2}, {2, 0, -2}})
+end)
+
+-- ---- reductions ----
+
+T.test("sum, max, min, prod, mean over inner, outer and all axes", function()
+  local t = Tensor.arange(24):reshape(2, 3, 4)
+  local function v(i, j, k) return i * 12 + j * 4 + k end
+  local s0 = t:sum(0)
+  shape_is(s0, {3, 4})
+  check(ref(s0), build({3, 4}, function(j, k) return v(0, j, k) + v(1, j, k) end))
+  local r = s0.uop:src()[1]
+  T.eq(r:op(), "REDUCE_AXIS")
+  T.ok(rawequal(r:arg()[1], uop.ops.ADD), "ADD reduce"); check(r:arg()[2], {0})
+  check(ref(t:sum(2)), build({2, 3}, function(i, j) local a = 0 for k = 0, 3 do a = a + v(i, j, k) end return a end))
+  check(ref(t:sum{0, 2}), build({3}, function(j) local a = 0 for i = 0, 1 do for k = 0, 3 do a = a + v(i, j, k) end end return a end))
+  check(ref(t:sum()), 276)
+  shape_is(t:sum(1, {keepdim = true}), {2, 1, 4})
+  shape_is(t:sum{keepdim = true}, {1, 1, 1})
+  check(ref(t:max(1)), build({2, 4}, function(i, k) return v(i, 2, k) end))
+  check(ref(t:min(-1)), build({2, 3}, function(i, j) return v(i, j, 0) end))
+  check(ref((t - 100):min()), -100)
+  check(ref(Tensor{1.5, -2.5}:min()), -2.5)
+  check(ref(Tensor{{1, 2}, {3, 4}}:prod(1)), {2, 12})
+  check(ref(Tensor{{1, 2}, {3, 4}}:prod()), 24)
+  check(ref(t:mean(2)), build({2, 3}, function(i, j) return (4 * v(i, j, 0) + 6) / 4 end), 1e-6)
+  T.eq(t:mean():dtype(), d.float32)
+  check(ref(t:mean()), 11.5)
+  -- a reduction over axes of size 1 is no node
+  local one = Tensor.ones(3, 1)
+  T.eq(count_ops(one:sum(1), "REDUCE_AXIS"), 0)
+  -- sums of small ints accumulate in int32
+  T.eq(Tensor({1, 2}, "int8"):sum():dtype(), d.int32)
+  T.eq(Tensor({1, 2}, "float16"):sum():dtype(), d.float16)
+  check(ref(Tensor{true, true, false}:sum()), 2)
+end)
+
+T.test("softmax and log_softmax", function()
+  local rows = {{1.0, 2.0, 3.0}, {-1.0, 0.0, 5.0}}
+  local x = Tensor(rows)
+  local sm = x:softmax()
+  shape_is(sm, {2, 3})
+  check(ref(sm), build({2, 3}, function(i, j)
+    local r, mx, s = rows[i + 1], -math.huge, 0
+    for k = 1, 3 do mx = math.max(mx, r[k]) end
+    for k = 1, 3 do s = s + math.exp(r[k] - mx) end
+    return math.exp(r[j + 1] - mx) / s
+  end), 1e-6)
+  -- two reductions: max, then the sum of exps
+  T.eq(count_ops(sm, "REDUCE_AXIS"), 2)
+  check(ref(sm:sum(1)), {1.0, 1.0}, 1e-6)
+  check(ref(x:softmax(0)), build({2, 3}, function(i, j)
+    local a, b = math.exp(rows[1][j + 1]), math.exp(rows[2][j + 1])
+    return (i == 0 and a or b) / (a + b)
+  end), 1e-6)
+  check(ref(x:log_softmax()), build({2, 3}, function(i, j)
+    local r, s = rows[i + 1], 0
+    for k = 1, 3 do s = s + math.exp(r[k]) end
+    return r[j + 1] - math.log(s)
+  end), 1e-5)
+end)
+
+-- ---- matmul ----
+
+T.test("matmul: 3x3 exact, batched, vector", function()
+  local a = Tensor{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}
+  local b = Tensor{{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}
+  local m = a:matmul(b)
+  shape_is(m, {3, 3})
+  T.eq(m:dtype(), d.int32)
+  check(ref(m), {{84, 90, 96}, {201, 216, 231}, {318, 342, 366}})
+  T.eq(count_ops(m, "REDUCE_AXIS"), 1)
+  local fm = a:float():matmul(b:float())
+  check(ref(fm), {{84.0, 90.0, 96.0}, {201.0, 216.0, 231.0}, {318.0, 342.0, 366.0}})
+  -- batched (2, 2, 3) @ (3, 2) and (2, 2, 3) @ (2, 3, 2)
+  local x = Tensor.arange(12):reshape(2, 2, 3)
+  local w = Tensor.arange(6):reshape(3, 2)
+  local function mm(bt, i, j, wb)
+    local s = 0
+    for k = 0, 2 do s = s + (bt * 6 + i * 3 + k) * ((wb or 0) * 6 + k * 2 + j) end
+    return s
+  end
+  shape_is(x:matmul(w), {2, 2, 2})
+  check(ref(x:matmul(w)), build({2, 2, 2}, function(bt, i, j) return mm(bt, i, j) end))
+  local w2 = Tensor.arange(12):reshape(2, 3, 2)
+  check(ref(x:matmul(w2)), build({2, 2, 2}, function(bt, i, j) return mm(bt, i, j, bt) end))
+  -- vectors
+  check(ref(Tensor{1, 2, 3}:dot(Tensor{4, 5, 6})), 32)
+  check(ref(Tensor{1, 2, 3}:matmul(w)), {0 + 2 * 2 + 3 * 4, 1 + 2 * 3 + 3 * 5})
+  check(ref(w:transpose():matmul(Tensor{1, 1, 1})), {6, 9})
+  T.eq(a:matmul(Tensor({{1}, {1}, {1}}, "float32")):dtype(), d.float32)
+end)
+
+-- ---- cumulative ----
+
+T.test("cumsum, cumprod and cummax along an axis", function()
+  local m = Tensor{{1, 2, 3}, {4, 5, 6}}
+  check(ref(m:cumsum(1)), {{1, 3, 6}, {4, 9, 15}})
+  check(ref(m:cumsum(0)), {{1, 2, 3}, {5, 7, 9}})
+  check(ref(m:cumsum(-1)), {{1, 3, 6}, {4, 9, 15}})
+  check(ref(m:cumprod(1)), {{1, 2, 6}, {4, 20, 120}})
+  check(ref(Tensor{3, 1, 4, 1, 5}:cummax(0)), {3, 3, 4, 4, 5})
+  check(ref(Tensor{0.5, 0.25, 2.0}:cumsum()), {0.5, 0.75, 2.75})
+  -- the two-stage form for long axes
+  local n = 600
+  local want, acc = {}, 0
+  for i = 1, n do acc = acc + (i % 7); want[i] = acc end
+  local vals = {}
+  for i = 1, n do vals[i] = i % 7 end
+  check(ref(Tensor(vals):cumsum()), want)
+end)
+
+-- ---- conv2d ----
+
+-- naive NCHW / OIHW convolution with stride and zero padding
+local function naive_conv(x, xs, w, ws, stride, pad)
+  local n, cin, h, wd = table.unpack(xs)
+  local cout, _, kh, kw = table.unpack(ws)
+  local oh = (h + 2 * pad - kh) // stride + 1
+  local ow = (wd + 2 * pad - kw) // stride + 1
+  return build({n, cout, oh, ow}, function(b, o, i, j)
+    local s = 0
+    for c = 0, cin - 1 do
+      for p = 0, kh - 1 do
+        for q = 0, kw - 1 do
+          local y, z = i * stride + p - pad, j * stride + q - pad
+          if y >= 0 and y < h and z >= 0 and z < wd then
+            s = s + x[b + 1][c + 1][y + 1][z + 1] * w[o + 1][c + 1][p + 1][q + 1]
+          end
+        end
+      end
+    end
+    return s
+  end), {n, cout, oh, ow}
+end
+
+T.test("conv2d with stride and padding is one reduction", function()
+  local xs, ws = {1, 2, 5, 5}, {3, 2, 3, 3}
+  local x = build(xs, function(b, c, i, j) return (c * 25 + i * 5 + j) % 11 - 5 end)
+  local w = build(ws, function(o, c, i, j) return (o * 18 + c * 9 + i * 3 + j) % 5 - 2 end)
+  local X, W = Tensor(x), Tensor(w)
+  for _, cfg in ipairs({{1, 0}, {1, 1}, {2, 1}, {2, 0}}) do
+    local stride, pad = cfg[1], cfg[2]
+    local y = X:conv2d(W, {stride = stride, padding = pad})
+    local want, shape = naive_conv(x, xs, w, ws, stride, pad)
+    shape_is(y, shape)
+    check(ref(y), want)
+    T.eq(count_ops(y, "REDUCE_AXIS"), 1)
+  end
+  -- bias, and the example from tinygrad's docs
+  local b = Tensor{1, 2, 3}
+  local y = X:conv2d(W, {padding = 1, bias = b})
+  local want = naive_conv(x, xs, w, ws, 1, 1)
+  check(ref(y), build({1, 3, 5, 5}, function(n, o, i, j) return want[n + 1][o + 1][i + 1][j + 1] + o + 1 end))
+  local t = Tensor.arange(9):reshape(1, 1, 3, 3):float()
+  check(ref(t:conv2d(Tensor.ones(1, 1, 2, 2))), {{{{8.0, 12.0}, {20.0, 24.0}}}})
+end)
+
+-- ---- errors ----
+
+T.test("errors say which and why", function()
+  local a = Tensor.ones(2, 3)
+  T.raises("cannot broadcast (2, 3) with (4,)", function() return a + Tensor.ones(4) end)
+  T.raises("axis 2 out of range for a 2-D tensor", function() return a:sum(2) end)
+  T.raises("axis -3 out of range for a 2-D tensor", function() return a:softmax(-3) end)
+  T.raises("bad dtype 'floaty': no such dtype", function() return Tensor({1}, "floaty") end)
+  T.raises("a tensor needs a scalar number or bool dtype", function() return a:cast("float32.vec(4)") end)
+  T.raises("cannot reshape (2, 3) to (4, 2)", function() return a:reshape(4, 2) end)
+  T.raises("cannot dot (2, 3) and (2, 3)", function() return a:matmul(a) end)
+  T.raises("inhomogeneous shape", function() return Tensor{{1, 2}, {3}} end)
+  T.raises("permute: (0, 0) is not a permutation", function() return a:permute(0, 0) end)
+  T.raises("shrink: (0, 4) is not a range of axis 1 of size 3", function() return a:shrink{nil, {0, 4}} end)
+  T.raises("slice: index 3 out of range for axis 0 of size 2", function() return a:slice{3} end)
+  T.raises("item: the tensor has 6 elements, not 1", function() return a:item() end)
+  T.raises("conv2d: input (1, 3, 4, 4) does not match weight (2, 2, 3, 3)",
+    function() return Tensor.ones(1, 3, 4, 4):conv2d(Tensor.ones(2, 2, 3, 3)) end)
+  T.raises("bitwise_and: float32 is not supported", function() return a & 1 end)
+  -- errors blame the caller's line, not the front end's
+  local msg = T.err(function() local r = a + Tensor.ones(4); return r end)
+  T.ok(not msg:find("uopdb/tensor.lua", 1, true), "no internal position: " .. msg)
+  T.contains(msg, "test_tensor.lua:")
+end)
+
+-- ---- data out: tolist, item, tostring, realize ----
+
+T.test("tolist, item and tostring of data tensors", function()
+  check(a23():tolist(), A)
+  check(Tensor{2.5}:item(), 2.5)
+  T.eq(tostring(a23()), "[[1 2 3]\n [4 5 6]]")
+  T.eq(tostring(Tensor{1.5, 2.0, -3.25}), "[ 1.5   2.   -3.25]")
+  T.eq(tostring(Tensor{true, false}), "[ True False]")
+  T.eq(tostring(Tensor{{{1}, {2}}, {{3}, {4}}}), "[[[1]\n  [2]]\n\n [[3]\n  [4]]]")
+  T.eq(tostring(Tensor({0.1}, "float32")), "[0.1]")
+  T.eq(Tensor.format_values(5, {}, d.int32), "5")
+  local long = tostring(Tensor.empty(2000))
+  T.contains(long, "...")
+  T.eq(#Tensor.ones(4, 2), 4)
+end)
+
+T.test("realize: through uop.compile when present", function()
+  local t = a23() * 2 + 1
+  if type(uop.compile) ~= "function" then
+    T.raises("uop.compile is not available", function() return t:realize() end)
+    T.raises("uop.compile is not available", function() return t:tolist() end)
+    -- a data tensor needs no compiling
+    T.ok(rawequal(a23():realize():dtype(), d.int32), "realize of data is a no-op")
+    return
+  end
+  local want = ref(t)
+  T.ok(rawequal(t:realize(), t), "realize returns self")
+  T.eq(t.uop:op(), "RESHAPE"); T.eq(t.uop:src()[1]:op(), "BUFFER")
+  check(t:tolist(), want)
+  local s = Tensor{{1.0, 2.0}, {3.0, 4.0}}:sum()
+  check(s:item(), 10.0)
+  -- the compiled program agrees with the reference on the front end's ops
+  local F = Tensor{{1.0, -2.0, 3.0}, {4.0, 5.5, -6.0}}
+  local X = Tensor.arange(50):reshape(1, 2, 5, 5):float()
+  local W = Tensor.arange(54):reshape(3, 2, 3, 3):float()
+  local cases = {
+    F + Tensor{10.0, 20.0, 30.0}, F:exp(), F:cos(), F:minimum(0.5), F:lt(2):where(F, -F),
+    Tensor.arange(24):reshape(2, 3, 4):permute(2, 0, 1), F:pad({{1, 0}, {0, 2}}, {value = -1}),
+    F:flip(0, 1), Tensor.arange(10):slice{{1, 9, 3}}, F:sum(0), F:max(1), F:min(), F:mean(),
+    Tensor.arange(12):reshape(2, 2, 3):matmul(Tensor.arange(6):reshape(3, 2)), F:softmax(), F:softmax(0),
+    F:cumsum(1), Tensor.arange(700), Tensor.eye(3), X:conv2d(W, {stride = 2, padding = 1}),
+  }
+  for i, c in ipairs(cases) do
+    local want = ref(c)
+    local ok, msg = same(c:tolist(), want, 1e-5)
+    if not ok then error("case " .. i .. ": " .. msg) end
+  end
+  -- several tensors in one program
+  local a, b = F:sum(1), F:max(1)
+  a:realize(b)
+  T.eq(a.uop:op(), "BUFFER"); T.eq(b.uop:op(), "BUFFER")
+  T.ok(a.uop ~= b.uop, "two outputs")
+  check(a:tolist(), {2.0, 3.5}, 1e-6)
+  check(b:tolist(), {3.0, 5.5})
+end)
+
+T.test("from_uop, contiguous, detach", function()
+  local t = Tensor.from_uop((a23() + 1).uop)
+  shape_is(t, {2, 3})
+  check(ref(t), build({2, 3}, function(i, j) return A[i + 1][j + 1] + 1 end))
+  T.raises("has no tensor shape", Tensor.from_uop, uop.const(d.int32, 1))
+  local c = (a23() * 2):contiguous()
+  T.eq(c.uop:op(), "CONTIGUOUS")
+  T.ok(rawequal(a23():contiguous().uop:op(), "RESHAPE"), "a buffer is already contiguous")
+  check(ref(c), build({2, 3}, function(i, j) return 2 * A[i + 1][j + 1] end))
+  T.eq(a23():detach().uop:op(), "DETACH")
+end)
+
+T.test("uop.buffer, buffer_values and uop.shape", function()
+  local b = uop.buffer("int16", {1, -2, 70000})
+  check(uop.buffer_values(b), {1, -2, 70000 - 65536})
+  check(uop.buffer_values(uop.buffer("float32", 3)), {0.0, 0.0, 0.0})
+  check(uop.buffer_values(uop.buffer("uint8", {1, 2, 3, 4}), {2, 2}), {{1, 2}, {3, 4}})
+  T.raises("buffer_values: shape of 3 elements for a buffer of 4", uop.buffer_values, uop.buffer("uint8", 4), {3})
+  T.raises("is not a BUFFER with host data", uop.buffer_values, uop.const(d.int32, 1))
+  T.raises("cannot hold host data", uop.buffer, "index", 3)
+  check(uop.shape(Tensor.ones(2, 3).uop), {2, 3})
+  T.eq(uop.shape(uop.const(d.int32, 1)), nil)
+end)

@@ -1,0 +1,163 @@
+/* test_pipeline.c - a kernel stepped through the 22 stages: points kept and
+ * reached lazily, stage results (nodes, rewrites, changed), opts forgetting
+ * the stages from 7 on, errors for bad stage numbers, and the golden 3x3
+ * matmul AST compiled and run with exact results, with and without opts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/stages/pipeline.h"
+#include "viz/tinygrad_repr.h"
+
+static UCtx *c;
+static const UOp *ast;
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static int setup(void **state) {
+    (void)state;
+    c = uctx_new();
+    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
+    if (!text) return -1;
+    char err[256];
+    ast = uop_from_tinygrad(c, text, err, sizeof err);
+    free(text);
+    return ast ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    uctx_free(c);
+    stages_rules_free();
+    return 0;
+}
+
+static void test_positions_and_results(void **state) {
+    (void)state;
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    char err[512];
+    assert_int_equal(pipeline_position(kp), 0);
+    assert_ptr_equal(pipeline_root(kp, 0, err, sizeof err), ast);
+    assert_null(pipeline_result(kp, 1)); /* nothing ran yet */
+    assert_true(pipeline_seek(kp, 4, err, sizeof err));
+    assert_int_equal(pipeline_position(kp), 4);
+    for (int n = 1; n <= 4; n++) assert_non_null(pipeline_result(kp, n));
+    assert_null(pipeline_result(kp, 5)); /* lazily: only as far as asked */
+    const StageResult *r4 = pipeline_result(kp, 4);
+    assert_int_equal(r4->nodes_after, uop_graph_size(r4->root));
+    assert_int_equal(r4->changed, r4->root != pipeline_result(kp, 3)->root);
+    /* back is free: the same root as before */
+    const UOp *at4 = r4->root;
+    assert_true(pipeline_seek(kp, 2, err, sizeof err));
+    assert_int_equal(pipeline_position(kp), 2);
+    assert_true(pipeline_seek(kp, 4, err, sizeof err));
+    assert_ptr_equal(pipeline_result(kp, 4)->root, at4);
+    /* bad stage numbers */
+    assert_false(pipeline_seek(kp, 23, err, sizeof err));
+    assert_string_equal(err, "no stage 23: stages are 0 (the kernel as scheduled) to 22");
+    assert_false(pipeline_seek(kp, -1, err, sizeof err));
+    assert_int_equal(pipeline_position(kp), 4);
+    pipeline_free(kp);
+}
+
+static void test_opts_forget_later_stages(void **state) {
+    (void)state;
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    char err[512];
+    assert_true(pipeline_seek(kp, 10, err, sizeof err));
+    KernelOpt up = {OPT_UPCAST, 1, 3};
+    pipeline_set_opts(kp, &up, 1);
+    assert_non_null(pipeline_result(kp, 6));
+    assert_null(pipeline_result(kp, 7));
+    assert_int_equal(pipeline_position(kp), 6);
+    const KernelOpt *o;
+    assert_int_equal(pipeline_opts(kp, &o), 1);
+    assert_int_equal(o[0].amount, 3);
+    pipeline_free(kp);
+}
+
+/* runs the golden matmul AST through all stages and the JIT */
+static void run_matmul(const KernelOpt *opts, int nopts) {
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    pipeline_set_opts(kp, opts, nopts);
+    char err[1024];
+    Kernel *k = pipeline_kernel(kp, err, sizeof err);
+    if (!k) fail_msg("%s", err);
+    float out[9] = {0}, a[9], b[9];
+    for (int i = 0; i < 9; i++) {
+        a[i] = (float)(i + 1);
+        b[i] = (float)(i + 10);
+    }
+    void *bufs[3] = {out, a, b};
+    assert_int_equal(kernel_num_buffers(k), 3);
+    /* ABI order is DEFINE_GLOBAL order: 0 = output */
+    for (int i = 0; i < 3; i++) assert_int_equal(kernel_buffer_arg(k, i), i);
+    assert_true(kernel_run(k, bufs, NULL, err, sizeof err));
+    const float want[9] = {84, 90, 96, 201, 216, 231, 318, 342, 366};
+    for (int i = 0; i < 9; i++) assert_true(out[i] == want[i]);
+    assert_int_equal(uop_op(pipeline_result(kp, STAGE_COUNT)->root), OP_LINEAR);
+    pipeline_free(kp);
+}
+
+static void test_matmul_exact(void **state) {
+    (void)state;
+    run_matmul(NULL, 0);
+}
+
+static void test_matmul_upcast_exact(void **state) {
+    (void)state;
+    KernelOpt up = {OPT_UPCAST, 1, 3};
+    run_matmul(&up, 1);
+}
+
+static void test_matmul_unroll_exact(void **state) {
+    (void)state;
+    KernelOpt un = {OPT_UNROLL, 0, 3};
+    run_matmul(&un, 1);
+}
+
+static void test_stage_table(void **state) {
+    (void)state;
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const Stage *st = stage_get(n);
+        assert_non_null(st);
+        assert_int_equal(st->number, n);
+        assert_non_null(st->run);
+        if (st->status != STAGE_WRITTEN) assert_non_null(st->note); /* says why */
+    }
+    assert_null(stage_get(0));
+    assert_null(stage_get(23));
+    assert_true(stage_get(1)->bottom_up && stage_get(20)->bottom_up && !stage_get(4)->bottom_up);
+    assert_string_equal(stage_get(15)->name, "lower index dtype");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stage_table),
+        cmocka_unit_test(test_positions_and_results),
+        cmocka_unit_test(test_opts_forget_later_stages),
+        cmocka_unit_test(test_matmul_exact),
+        cmocka_unit_test(test_matmul_upcast_exact),
+        cmocka_unit_test(test_matmul_unroll_exact),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -192,8 +192,10 @@ static bool shape_of(ShapeCtx *sc, const UOp *u, const Shape *const *srcs, Shape
         return true;
     default: break;
     }
+    /* a SINK gathers outputs of any shapes and has none itself */
+    if (op == OP_SINK) return true;
     if (op_is_alu(op) || op == OP_CAST || op == OP_COPY || op == OP_ASSIGN || op == OP_NOOP || op == OP_GROUP ||
-        op == OP_SINK || op == OP_STORE) {
+        op == OP_STORE) {
         int n = op == OP_ASSIGN && u->nsrc > 2 ? 2 : u->nsrc;
         for (int i = 0; i < n; i++) {
             if (srcs[i]->ndim < 0) continue;

@@ -16,5 +16,6 @@ extern const SymRuleTable sym_symbolic_rules;          /* symbolic_combine.c */
 extern const SymRuleTable sym_divmod_rules;            /* divmod.c */
 extern const SymRuleTable sym_valid_rules;             /* symbolic_valid.c */
 extern const SymRuleTable sym_sym_rules;               /* symbolic_combine.c */
+extern const SymRuleTable sym_memory_rules;            /* sym_memory.c */
 
 #endif

@@ -3,7 +3,7 @@
  *   propagate_invalid
  *   symbolic_simple = propagate_invalid + simple folding
  *   symbolic        = symbolic_simple + operand order + combining/lt/where/... + div/mod
- *   sym             = symbolic + valid simplification + phase-3 rules */
+ *   sym             = symbolic + valid simplification + phase-3 rules + load/store folding */
 #include "symbolic.h"
 #include <stdio.h>
 #include <string.h>
@@ -44,11 +44,11 @@ static void build_sets(void) {
     const SymRuleTable *symbolic[] = {&sym_propagate_invalid_rules, &sym_simple_rules, &sym_commutative_rules,
                                       &sym_symbolic_rules, &sym_divmod_rules};
     const SymRuleTable *sym[] = {&sym_propagate_invalid_rules, &sym_simple_rules, &sym_commutative_rules,
-                                 &sym_symbolic_rules, &sym_divmod_rules, &sym_valid_rules, &sym_sym_rules};
+                                 &sym_symbolic_rules, &sym_divmod_rules, &sym_valid_rules, &sym_sym_rules, &sym_memory_rules};
     sets[0] = make_set("propagate_invalid", inv, 1);
     sets[1] = make_set("symbolic_simple", simple, 2);
     sets[2] = make_set("symbolic", symbolic, 5);
-    sets[3] = make_set("sym", sym, 7);
+    sets[3] = make_set("sym", sym, 8);
     for (int i = 0; i < SET_COUNT; i++) build_failed |= !sets[i];
 }
 

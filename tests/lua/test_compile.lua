@@ -118,3 +118,24 @@ T.test("bad input gets clear errors", function()
   local p = uop.compile(A + B)
   T.raises("no kernel 2", function() p:kernel(2) end)
 end)
+
+T.test("one program computes outputs of different shapes", function()
+  local a = Tensor.new({{1, 2}, {3, 4}}, "float32")
+  local p = uop.compile({a:sum(1), a * 2})
+  T.eq(#p:kernels(), 2)
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.eq(#outs, 2)
+  T.ok(rep.ok, rep.text)
+  local s = uop.buffer_values(outs[1])
+  T.eq(s[1], 3.0)
+  T.eq(s[2], 7.0)
+end)
+
+T.test("validation reports the elements that differ", function()
+  -- a kernel whose rules were broken by hand must be caught
+  local a = Tensor.new({1, 2, 3, 4}, "float32")
+  local p = uop.compile(a + 1)
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  T.ok(rep.text:find("4 elements match", 1, true), rep.text)
+end)

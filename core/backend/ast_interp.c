@@ -1,0 +1,505 @@
+/* ast_interp.c - the kernel-AST interpreter (see ast_interp.h).
+ *
+ * Statements (SINK, END, STORE) are executed; values are evaluated on
+ * demand and cached.  A cached value stays good until one of the RANGEs it
+ * depends on moves: every node knows its ranges (a bitset; a REDUCE does not
+ * depend on the ranges it closes), every range remembers the tick of its
+ * last move, and a value computed at a later tick than all of its ranges'
+ * moves is reused.  So loop-invariant work (a reduction inside an output
+ * loop that does not use it, an index expression of outer ranges only) is
+ * computed once per change of what it reads, like the hoisting the codegen
+ * would do. */
+#include "ast_interp.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "../util/u64map.h"
+
+/* evaluation recurses along the kernel's graph; it stops with an error
+ * after this much stack rather than overflowing it */
+#define STACK_BUDGET (4u << 20)
+
+typedef struct IVal {
+    double f;        /* float dtypes */
+    int64_t i;       /* ints, index and bool */
+    bool invalid;    /* tinygrad's Invalid: an index that must not be used */
+} IVal;
+
+typedef struct INode {
+    const UOp *u;
+    int *src;             /* positions of the sources */
+    int range;            /* RANGE: its number; -1 otherwise */
+    uint64_t *deps;       /* ranges the value depends on */
+    bool cached;
+    uint64_t stamp;
+    IVal val;
+} INode;
+
+typedef struct Interp {
+    INode *nodes;
+    size_t n;
+    U64Map pos;
+    int nranges, words;
+    int64_t *rval;
+    uint64_t *rmoved;
+    bool *ractive;
+    uint64_t tick;
+    void **bufs;
+    const int64_t *sizes;
+    int nbufs;
+    char *err;
+    size_t errlen;
+    bool failed;
+    uintptr_t stack_base;
+    size_t stack_budget;
+} Interp;
+
+static bool fail(Interp *in, const UOp *u, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(Interp *in, const UOp *u, const char *fmt, ...) {
+    if (in->failed) return false;
+    in->failed = true;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(in->err, in->errlen, "interp: %s at node %%%u (%s)", what, u->id, op_name(uop_op(u)));
+    return false;
+}
+
+/* ---- values in a dtype ---- */
+
+static double round_float(const DType *dt, double v) {
+    switch (dt->sk) {
+    case SK_FLOAT32: return (double)(float)v;
+    case SK_FLOAT16: return (double)(_Float16)v;
+    case SK_BFLOAT16: {
+        float f = (float)v;
+        if (isnan(f)) return v;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000u;
+        memcpy(&f, &b, 4);
+        return (double)f;
+    }
+    default: return v;
+    }
+}
+
+static IVal from_float(const DType *dt, double f) {
+    IVal v = {0, 0, false};
+    if (dt_is_float(dt)) v.f = round_float(dt, f);
+    else if (dt_is_bool(dt)) v.i = f != 0;
+    else v.i = (isnan(f) || f >= 9.2e18 || f <= -9.2e18) ? 0 : dt_wrap_int(dt, (int64_t)f);
+    return v;
+}
+
+static IVal from_int(const DType *dt, int64_t i) {
+    IVal v = {0, 0, false};
+    if (dt_is_float(dt)) v.f = round_float(dt, dt_is_unsigned(dt) ? (double)(uint64_t)i : (double)i);
+    else v.i = dt_wrap_int(dt, i);
+    return v;
+}
+
+static IVal convert(const DType *to, const DType *from, IVal x) {
+    if (x.invalid) return x;
+    if (dt_is_float(from)) return from_float(to, x.f);
+    if (dt_is_unsigned(from) && dt_is_float(to)) return from_float(to, (double)(uint64_t)x.i);
+    return from_int(to, x.i);
+}
+
+static IVal read_elem(const DType *dt, const void *p, int64_t k) {
+    switch (dt->sk) {
+    case SK_BOOL: return from_int(dt, ((const unsigned char *)p)[k]);
+    case SK_INT8: return from_int(dt, ((const int8_t *)p)[k]);
+    case SK_UINT8: return from_int(dt, ((const uint8_t *)p)[k]);
+    case SK_INT16: return from_int(dt, ((const int16_t *)p)[k]);
+    case SK_UINT16: return from_int(dt, ((const uint16_t *)p)[k]);
+    case SK_INT32: return from_int(dt, ((const int32_t *)p)[k]);
+    case SK_UINT32: return from_int(dt, ((const uint32_t *)p)[k]);
+    case SK_INT64: case SK_INDEX: return from_int(dt, ((const int64_t *)p)[k]);
+    case SK_UINT64: return from_int(dt, (int64_t)((const uint64_t *)p)[k]);
+    case SK_FLOAT16: return from_float(dt, (double)((const _Float16 *)p)[k]);
+    case SK_FLOAT32: return from_float(dt, ((const float *)p)[k]);
+    case SK_FLOAT64: return from_float(dt, ((const double *)p)[k]);
+    default: return from_int(dt, 0);
+    }
+}
+
+static bool write_elem(const DType *dt, void *p, int64_t k, IVal v) {
+    switch (dt->sk) {
+    case SK_BOOL: ((unsigned char *)p)[k] = v.i != 0; return true;
+    case SK_INT8: ((int8_t *)p)[k] = (int8_t)v.i; return true;
+    case SK_UINT8: ((uint8_t *)p)[k] = (uint8_t)v.i; return true;
+    case SK_INT16: ((int16_t *)p)[k] = (int16_t)v.i; return true;
+    case SK_UINT16: ((uint16_t *)p)[k] = (uint16_t)v.i; return true;
+    case SK_INT32: ((int32_t *)p)[k] = (int32_t)v.i; return true;
+    case SK_UINT32: ((uint32_t *)p)[k] = (uint32_t)v.i; return true;
+    case SK_INT64: case SK_INDEX: ((int64_t *)p)[k] = v.i; return true;
+    case SK_UINT64: ((uint64_t *)p)[k] = (uint64_t)v.i; return true;
+    case SK_FLOAT16: ((_Float16 *)p)[k] = (_Float16)v.f; return true;
+    case SK_FLOAT32: ((float *)p)[k] = (float)v.f; return true;
+    case SK_FLOAT64: ((double *)p)[k] = v.f; return true;
+    default: return false;
+    }
+}
+
+/* ---- ALU semantics (the tensor reference's) ---- */
+
+static bool alu(Interp *in, const UOp *u, const IVal *s, IVal *out) {
+    const DType *dt = u->dtype, *sdt = u->src[0]->dtype;
+    Op op = uop_op(u);
+    bool fl = dt_is_float(sdt);
+    if (op_is(op, OPF_COMPARISON)) {
+        bool r;
+        if (fl) r = op == OP_CMPLT ? s[0].f < s[1].f : op == OP_CMPNE ? s[0].f != s[1].f : s[0].f == s[1].f;
+        else if (dt_is_unsigned(sdt) && op == OP_CMPLT) r = (uint64_t)s[0].i < (uint64_t)s[1].i;
+        else r = op == OP_CMPLT ? s[0].i < s[1].i : op == OP_CMPNE ? s[0].i != s[1].i : s[0].i == s[1].i;
+        *out = from_int(dt, r);
+        return true;
+    }
+    if (fl) {
+        double a = s[0].f, b = u->nsrc > 1 ? s[1].f : 0, r;
+        switch (op) {
+        case OP_ADD: r = a + b; break;
+        case OP_SUB: r = a - b; break;
+        case OP_MUL: r = a * b; break;
+        case OP_FDIV: r = a / b; break;
+        case OP_MAX: r = a > b ? a : (b > a ? b : (isnan(a) ? a : b)); break;
+        case OP_NEG: r = -a; break;
+        case OP_RECIPROCAL: r = 1.0 / a; break;
+        case OP_SQRT: r = sqrt(a); break;
+        case OP_EXP2: r = exp2(a); break;
+        case OP_LOG2: r = log2(a); break;
+        case OP_SIN: r = sin(a); break;
+        case OP_TRUNC: r = trunc(a); break;
+        case OP_POW: r = pow(a, b); break;
+        case OP_MULACC: r = a * b + s[2].f; break;
+        default: return fail(in, u, "no float semantics for %s", op_name(op));
+        }
+        *out = from_float(dt, r);
+        return true;
+    }
+    uint64_t a = (uint64_t)s[0].i, b = u->nsrc > 1 ? (uint64_t)s[1].i : 0;
+    int64_t r;
+    switch (op) {
+    case OP_ADD: r = (int64_t)(a + b); break;
+    case OP_SUB: r = (int64_t)(a - b); break;
+    case OP_MUL: r = (int64_t)(a * b); break;
+    case OP_NEG: r = (int64_t)(0 - a); break;
+    case OP_MULACC: r = (int64_t)(a * b + (uint64_t)s[2].i); break;
+    case OP_AND: r = (int64_t)(a & b); break;
+    case OP_OR: r = (int64_t)(a | b); break;
+    case OP_XOR: r = (int64_t)(a ^ b); break;
+    case OP_SHL: r = b >= 64 ? 0 : (int64_t)(a << b); break;
+    case OP_SHR: r = b >= 64 ? 0 : dt_is_unsigned(dt) ? (int64_t)(a >> b) : s[0].i >> b; break;
+    case OP_MAX: r = dt_is_unsigned(dt) ? (int64_t)(a > b ? a : b) : (s[0].i > s[1].i ? s[0].i : s[1].i); break;
+    case OP_IDIV:
+    case OP_MOD:
+        if (b == 0) return fail(in, u, "integer division by zero");
+        if (dt_is_unsigned(dt)) r = (int64_t)(op == OP_IDIV ? a / b : a % b);
+        else if (s[0].i == INT64_MIN && s[1].i == -1) r = op == OP_IDIV ? INT64_MIN : 0;
+        else r = op == OP_IDIV ? s[0].i / s[1].i : s[0].i % s[1].i;
+        break;
+    default: return fail(in, u, "no integer semantics for %s", op_name(op));
+    }
+    *out = from_int(dt, r);
+    return true;
+}
+
+/* ---- evaluation ---- */
+
+static bool eval(Interp *in, int k, IVal *out);
+
+static bool range_end(Interp *in, int k, int64_t *end) {
+    IVal e;
+    if (!eval(in, in->nodes[k].src[0], &e)) return false;
+    if (e.invalid) return fail(in, in->nodes[k].u, "the range's end is Invalid");
+    *end = e.i;
+    return true;
+}
+
+static void move_range(Interp *in, int r, int64_t v) {
+    in->rval[r] = v;
+    in->rmoved[r] = ++in->tick;
+}
+
+/* the buffer slot and element of an INDEX; *valid false for an Invalid index */
+static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
+    const INode *nd = &in->nodes[k];
+    const UOp *u = nd->u;
+    if (uop_op(u) != OP_INDEX || u->nsrc < 2) return fail(in, u, "a load or store needs an INDEX");
+    const UOp *dg = u->src[0];
+    if (uop_op(dg) != OP_DEFINE_GLOBAL || !dg->arg || dg->arg->kind != ARG_INT || !dt_is_ptr(dg->dtype))
+        return fail(in, u, "INDEX must be on a DEFINE_GLOBAL pointer");
+    int64_t s = dg->arg->v.i;
+    if (s < 0 || s >= in->nbufs || !in->bufs[s])
+        return fail(in, u, "DEFINE_GLOBAL %lld has no buffer (%d given)", (long long)s, in->nbufs);
+    IVal idx;
+    if (!eval(in, nd->src[1], &idx)) return false;
+    *valid = !idx.invalid;
+    if (u->nsrc > 2) {
+        IVal gate;
+        if (!eval(in, nd->src[2], &gate)) return false;
+        *valid = *valid && !gate.invalid && gate.i;
+    }
+    *slot = (int)s;
+    *elem = idx.i;
+    if (*valid && (idx.i < 0 || idx.i >= in->sizes[s]))
+        return fail(in, u, "out-of-range access: element %lld of DEFINE_GLOBAL %lld, which has %lld", (long long)idx.i,
+                    (long long)s, (long long)in->sizes[s]);
+    return true;
+}
+
+static bool load(Interp *in, int k, const DType *dt, IVal *out) {
+    int slot;
+    int64_t elem;
+    bool valid;
+    if (!address(in, k, &slot, &elem, &valid)) return false;
+    const DType *et = in->nodes[k].u->src[0]->dtype->base;
+    *out = valid ? convert(dt, et, read_elem(et, in->bufs[slot], elem)) : from_int(dt, 0);
+    return true;
+}
+
+static bool reduce(Interp *in, int k, IVal *out) {
+    const INode *nd = &in->nodes[k];
+    const UOp *u = nd->u;
+    const DType *dt = u->dtype;
+    Op rop = u->arg && u->arg->kind == ARG_OP ? u->arg->v.op : OP_NOOP;
+    bool fl = dt_is_float(dt);
+    IVal acc;
+    if (rop == OP_ADD) acc = from_int(dt, 0);
+    else if (rop == OP_MUL) acc = from_int(dt, 1);
+    else if (rop == OP_MAX) acc = fl ? (IVal){-INFINITY, 0, false} : from_int(dt, dt_min_int(dt));
+    else return fail(in, u, "REDUCE needs ADD, MAX or MUL as its arg");
+    int nr = u->nsrc - 1;
+    int64_t end[16];
+    int rs[16];
+    if (nr > 16) return fail(in, u, "more than 16 ranges on one REDUCE");
+    for (int i = 0; i < nr; i++) {
+        rs[i] = in->nodes[nd->src[1 + i]].range;
+        if (rs[i] < 0) return fail(in, u, "source %d is not a RANGE", 1 + i);
+        if (in->ractive[rs[i]]) return fail(in, u, "its range %%%u is already open", u->src[1 + i]->id);
+        if (!range_end(in, nd->src[1 + i], &end[i])) return false;
+        if (end[i] <= 0) { *out = acc; return true; }
+    }
+    for (int i = 0; i < nr; i++) {
+        in->ractive[rs[i]] = true;
+        move_range(in, rs[i], 0);
+    }
+    bool ok = true;
+    for (;;) {
+        IVal v;
+        if (!(ok = eval(in, nd->src[0], &v))) break;
+        if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
+        if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : (v.f > acc.f || isnan(v.f) ? v.f : acc.f));
+        else {
+            int64_t r = rop == OP_ADD ? (int64_t)((uint64_t)acc.i + (uint64_t)v.i)
+                      : rop == OP_MUL ? (int64_t)((uint64_t)acc.i * (uint64_t)v.i)
+                      : (dt_is_unsigned(dt) ? ((uint64_t)v.i > (uint64_t)acc.i ? v.i : acc.i) : (v.i > acc.i ? v.i : acc.i));
+            acc = from_int(dt, r);
+        }
+        int i = nr - 1;
+        for (; i >= 0; i--) {
+            if (in->rval[rs[i]] + 1 < end[i]) { move_range(in, rs[i], in->rval[rs[i]] + 1); break; }
+            move_range(in, rs[i], 0);
+        }
+        if (i < 0) break;
+    }
+    for (int i = 0; i < nr; i++) in->ractive[rs[i]] = false;
+    *out = acc;
+    return ok;
+}
+
+static bool compute(Interp *in, int k, IVal *out) {
+    const INode *nd = &in->nodes[k];
+    const UOp *u = nd->u;
+    Op op = uop_op(u);
+    switch (op) {
+    case OP_CONST: {
+        const Arg *a = u->arg;
+        if (!a) return fail(in, u, "CONST without a value");
+        if (a->kind == ARG_INVALID) *out = (IVal){0, 0, true};
+        else if (a->kind == ARG_FLOAT) *out = from_float(u->dtype, a->v.f);
+        else if (a->kind == ARG_INT) *out = from_int(u->dtype, a->v.i);
+        else if (a->kind == ARG_BOOL) *out = from_int(u->dtype, a->v.b);
+        else return fail(in, u, "CONST without a number");
+        return true;
+    }
+    case OP_RANGE:
+        if (!in->ractive[nd->range]) return fail(in, u, "RANGE used outside its loop");
+        *out = from_int(u->dtype, in->rval[nd->range]);
+        return true;
+    case OP_INDEX:
+        if (dt_is_ptr(u->dtype)) return fail(in, u, "a pointer INDEX used as a value");
+        return load(in, k, u->dtype, out);
+    case OP_LOAD:
+        return load(in, nd->src[0], u->dtype, out);
+    case OP_REDUCE: return reduce(in, k, out);
+    case OP_WHERE: {
+        /* both branches are evaluated, as generated code does: a load in the
+         * branch not taken must be safe by its own gate */
+        IVal s[3];
+        for (int i = 0; i < 3; i++)
+            if (!eval(in, nd->src[i], &s[i])) return false;
+        *out = s[0].invalid ? s[0] : s[s[0].i ? 1 : 2];
+        return true;
+    }
+    case OP_CAST: {
+        IVal v;
+        if (!eval(in, nd->src[0], &v)) return false;
+        *out = convert(u->dtype, u->src[0]->dtype, v);
+        return true;
+    }
+    default: break;
+    }
+    if (op_is_alu(op) && op != OP_BITCAST && u->nsrc <= 3) {
+        IVal s[3];
+        for (int i = 0; i < u->nsrc; i++) {
+            if (!eval(in, nd->src[i], &s[i])) return false;
+            if (s[i].invalid) { *out = s[i]; return true; }
+        }
+        return alu(in, u, s, out);
+    }
+    return fail(in, u, "the interpreter does not evaluate this op");
+}
+
+static bool eval(Interp *in, int k, IVal *out) {
+    INode *nd = &in->nodes[k];
+    if (nd->cached) {
+        bool fresh = true;
+        for (int w = 0; fresh && w < in->words; w++)
+            for (uint64_t b = nd->deps[w]; b && fresh; b &= b - 1) fresh = in->rmoved[w * 64 + __builtin_ctzll(b)] <= nd->stamp;
+        if (fresh) { *out = nd->val; return true; }
+    }
+    uintptr_t here = (uintptr_t)&nd;
+    if (in->stack_base > here && in->stack_base - here > in->stack_budget)
+        return fail(in, nd->u, "the kernel is too deep to interpret");
+    bool ok = compute(in, k, out);
+    if (!ok) return false;
+    nd->val = *out;
+    nd->stamp = in->tick;
+    nd->cached = true;
+    return true;
+}
+
+/* ---- statements ---- */
+
+static bool exec(Interp *in, int k);
+
+static bool loop(Interp *in, int k, int level) {
+    const INode *nd = &in->nodes[k];
+    if (level == nd->u->nsrc) return exec(in, nd->src[0]);
+    int rk = nd->src[level], r = in->nodes[rk].range;
+    int64_t end;
+    if (r < 0) {
+        /* a constant in place of a range (a size-1 dim) runs once */
+        return loop(in, k, level + 1);
+    }
+    if (in->ractive[r]) return fail(in, nd->u, "its range %%%u is already open", in->nodes[rk].u->id);
+    if (!range_end(in, rk, &end)) return false;
+    in->ractive[r] = true;
+    bool ok = true;
+    for (int64_t v = 0; ok && v < end; v++) {
+        move_range(in, r, v);
+        ok = loop(in, k, level + 1);
+    }
+    in->ractive[r] = false;
+    return ok;
+}
+
+static bool exec(Interp *in, int k) {
+    const INode *nd = &in->nodes[k];
+    const UOp *u = nd->u;
+    switch (uop_op(u)) {
+    case OP_SINK:
+    case OP_GROUP:
+        for (int i = 0; i < u->nsrc; i++)
+            if (!exec(in, nd->src[i])) return false;
+        return true;
+    case OP_END: return loop(in, k, 1);
+    case OP_STORE: {
+        int slot;
+        int64_t elem;
+        bool valid;
+        if (u->nsrc < 2) return fail(in, u, "STORE needs a target and a value");
+        if (!address(in, nd->src[0], &slot, &elem, &valid)) return false;
+        IVal v;
+        if (!eval(in, nd->src[1], &v)) return false;
+        if (!valid) return true;
+        if (v.invalid) return fail(in, u, "stores an Invalid value");
+        const DType *et = u->src[0]->src[0]->dtype->base;
+        if (!write_elem(et, in->bufs[slot], elem, convert(et, u->src[1]->dtype, v)))
+            return fail(in, u, "cannot store to a buffer of this dtype");
+        return true;
+    }
+    default: return fail(in, u, "not a statement (SINK, END or STORE expected)");
+    }
+}
+
+/* ---- setup ---- */
+
+bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_sizes, int nbufs, char *err,
+                    size_t errlen) {
+    char dummy[8];
+    Interp in = {.bufs = bufs, .sizes = buf_sizes, .nbufs = nbufs, .err = err && errlen ? err : dummy,
+                 .errlen = err && errlen ? errlen : sizeof dummy};
+    in.err[0] = 0;
+    struct rlimit rl;
+    in.stack_base = (uintptr_t)&in;
+    in.stack_budget = STACK_BUDGET;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < in.stack_budget)
+        in.stack_budget = (size_t)rl.rlim_cur / 2;
+    if (!kernel_sink) {
+        snprintf(in.err, in.errlen, "interp: no kernel");
+        return false;
+    }
+    size_t n;
+    const UOp **topo = uop_toposort(kernel_sink, &n);
+    in.nodes = topo ? calloc(n, sizeof *in.nodes) : NULL;
+    in.n = n;
+    bool ok = in.nodes != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        in.nodes[i].u = topo[i];
+        in.nodes[i].range = -1;
+        if (uop_op(topo[i]) == OP_RANGE) in.nodes[i].range = in.nranges++;
+        ok = u64map_put(&in.pos, topo[i]->id, (const void *)(intptr_t)(i + 1));
+    }
+    in.words = (in.nranges + 63) / 64;
+    in.rval = calloc((size_t)in.nranges + 1, sizeof *in.rval);
+    in.rmoved = calloc((size_t)in.nranges + 1, sizeof *in.rmoved);
+    in.ractive = calloc((size_t)in.nranges + 1, sizeof *in.ractive);
+    uint64_t *deps = calloc(n * (size_t)in.words + 1, sizeof *deps);
+    ok = ok && in.rval && in.rmoved && in.ractive && deps;
+    for (size_t i = 0; ok && i < n; i++) {
+        INode *nd = &in.nodes[i];
+        const UOp *u = nd->u;
+        nd->deps = deps + i * (size_t)in.words;
+        nd->src = u->nsrc ? malloc(u->nsrc * sizeof *nd->src) : NULL;
+        if (u->nsrc && !nd->src) { ok = false; break; }
+        for (int s = 0; s < u->nsrc; s++) {
+            nd->src[s] = (int)(intptr_t)u64map_get(&in.pos, u->src[s]->id) - 1;
+            for (int w = 0; w < in.words; w++) nd->deps[w] |= in.nodes[nd->src[s]].deps[w];
+        }
+        if (nd->range >= 0) nd->deps[nd->range / 64] |= 1ull << (nd->range % 64);
+        if (uop_op(u) == OP_REDUCE)
+            for (int s = 1; s < u->nsrc; s++) {
+                int r = in.nodes[nd->src[s]].range;
+                if (r >= 0) nd->deps[r / 64] &= ~(1ull << (r % 64));
+            }
+    }
+    if (!ok) snprintf(in.err, in.errlen, "interp: out of memory");
+    if (ok) ok = exec(&in, (int)n - 1);
+    for (size_t i = 0; in.nodes && i < n; i++) free(in.nodes[i].src);
+    free(deps);
+    free(in.rval);
+    free(in.rmoved);
+    free(in.ractive);
+    free(in.nodes);
+    free(topo);
+    u64map_free(&in.pos);
+    return ok && !in.failed;
+}

@@ -1,0 +1,353 @@
+/* rangeify.c - scheduler step 2: movement ops become index arithmetic.
+ *
+ * Each materialised node gets a RANGE per dim of its shape (LOOP; a size-1
+ * dim gets the index 0 instead).  Its value is then built at those indices,
+ * walking the tensor graph towards the inputs with one index expression per
+ * dim of the node being visited:
+ *   RESHAPE   flatten with the new shape's strides, unflatten with the old
+ *             shape's (// and %); a reshape that only adds or drops size-1
+ *             dims just moves the expressions
+ *   EXPAND    a broadcast dim reads index 0
+ *   PERMUTE   the expressions are permuted back
+ *   SHRINK    + start
+ *   FLIP      (n-1) - i
+ *   PAD       i - before, valid where before <= i < before + n; the value is
+ *             WHERE(valid, x, 0) and every read below is gated by the valid
+ *   REDUCE_AXIS  new REDUCE ranges for the reduced dims; REDUCE(value, ranges)
+ *   a BUFFER or another materialised node   INDEX(buffer, flat index), the
+ *             index WHERE(valid, idx, Invalid) under a pad
+ *   ALU ops   the same op on the sources' values at the same indices
+ * Index expressions are simplified with the "sym" rules as they are built.
+ * The result of each materialised node is BUFFERIZE(value, ranges...) with
+ * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "schedule_internal.h"
+#include "../sym/symbolic.h"
+
+/* recursion follows the tensor graph; it stops with an error after this
+ * much stack rather than overflowing it */
+#define STACK_BUDGET (4u << 20)
+
+typedef struct Rangeify {
+    SchedState *st;
+    UCtx *c;
+    const UOp *root;      /* the materialised node being built */
+    U64Map memo;          /* (node id, key id) -> value; per root */
+    const UOp *zero, *yes;
+    uintptr_t stack_base;
+    size_t stack_budget;
+} Rangeify;
+
+static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid);
+
+static bool built(Rangeify *R, const UOp *x, const UOp *u) {
+    if (u) return true;
+    sched_fail(R->st, x, "rangeify could not build an index or value: %s", uctx_error(R->c));
+    return false;
+}
+
+static const UOp *iconst(Rangeify *R, int64_t v) { return uop_const_int(R->c, DT_INDEX, v); }
+
+/* simplifies n expressions together (one rewrite over a SINK of them) */
+static bool simplify_all(Rangeify *R, const UOp *x, const UOp **e, int n) {
+    if (n == 0) return true;
+    const UOp *s = uop_intern(R->c, OP_SINK, DT_VOID, e, n, NULL, NULL);
+    const UOp *r = s ? uop_simplify(R->c, s, "sym", NULL) : NULL;
+    if (!built(R, x, r)) return false;
+    if (uop_op(r) != OP_SINK || r->nsrc != n) return sched_fail(R->st, x, "index simplification changed the index list");
+    for (int i = 0; i < n; i++) e[i] = r->src[i];
+    return true;
+}
+
+static bool is_zero(const UOp *u) {
+    int64_t v;
+    return uop_const_int_value(u, &v) && v == 0;
+}
+
+static bool is_true(const UOp *u) {
+    int64_t v;
+    return u && uop_op(u) == OP_CONST && dt_is_bool(u->dtype) && uop_const_int_value(u, &v) && v == 1;
+}
+
+static bool is_false(const UOp *u) {
+    int64_t v;
+    return u && uop_op(u) == OP_CONST && dt_is_bool(u->dtype) && uop_const_int_value(u, &v) && v == 0;
+}
+
+/* INDEX(buf, flat index of idx in x's shape), gated by valid */
+__attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, const UOp *buf, const UOp *const *idx, const UOp *valid) {
+    UCtx *c = R->c;
+    const UOp *flat = sched_flat_index(c, sched_shape(R->st, x), idx);
+    if (flat && valid) {
+        flat = uop_where(c, valid, flat, uop_const_arg(c, DT_INDEX, arg_invalid(c)));
+        if (flat) flat = uop_simplify(c, flat, "sym", NULL);
+    }
+    if (!built(R, x, flat)) return NULL;
+    const UOp *s[2] = {buf, flat};
+    const UOp *r = uop_new(c, OP_INDEX, x->dtype, s, 2, NULL);
+    if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_index", x, r);
+    return r;
+}
+
+static const UOp *new_range(Rangeify *R, int64_t size, AxisType at) {
+    return size == 1 ? R->zero : uop_range(R->c, iconst(R, size), R->st->next_range++, at);
+}
+
+static const char *movement_rule(Op op) {
+    switch (op) {
+    case OP_RESHAPE: return "rangeify_reshape";
+    case OP_EXPAND: return "rangeify_expand";
+    case OP_PERMUTE: return "rangeify_permute";
+    case OP_SHRINK: return "rangeify_shrink";
+    case OP_FLIP: return "rangeify_flip";
+    default: return "rangeify_pad";
+    }
+}
+
+/* the source indices of a movement op (not PAD) */
+__attribute__((noinline)) static bool movement_indices(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp **sidx) {
+    UCtx *c = R->c;
+    const Shape *in = sched_shape(R->st, x->src[0]), *out = sched_shape(R->st, x);
+    const UOp *todo[SHAPE_MAX_DIMS];
+    int nt = 0, at[SHAPE_MAX_DIMS];
+    switch (uop_op(x)) {
+    case OP_RESHAPE:
+        if (sched_pure_unit_reshape(in, out)) {
+            int j = 0;
+            for (int d = 0; d < in->ndim; d++) {
+                if (in->d[d] == 1) { sidx[d] = R->zero; continue; }
+                while (out->d[j] == 1) j++;
+                sidx[d] = idx[j++];
+            }
+            return true;
+        } else {
+            /* the flat position in the new shape, unflattened in the old */
+            const UOp *flat = R->zero;
+            int64_t stride = 1;
+            for (int d = out->ndim - 1; d >= 0 && flat; d--) {
+                if (!is_zero(idx[d]))
+                    flat = uop_binary(c, OP_ADD, stride == 1 ? idx[d] : uop_binary(c, OP_MUL, idx[d], iconst(R, stride)), flat);
+                stride *= out->d[d];
+            }
+            stride = 1;
+            for (int d = in->ndim - 1; d >= 0; d--) {
+                if (in->d[d] == 1) { sidx[d] = R->zero; continue; }
+                const UOp *e = stride == 1 ? flat : uop_binary(c, OP_IDIV, flat, iconst(R, stride));
+                e = uop_binary(c, OP_MOD, e, iconst(R, in->d[d]));
+                if (!built(R, x, e)) return false;
+                at[nt] = d;
+                todo[nt++] = e;
+                stride *= in->d[d];
+            }
+        }
+        break;
+    case OP_EXPAND:
+        for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == 1 ? R->zero : idx[d];
+        return true;
+    case OP_PERMUTE:
+        for (int d = 0; d < out->ndim; d++) sidx[x->arg->items[d]->v.i] = idx[d];
+        return true;
+    case OP_FLIP:
+        for (int d = 0; d < in->ndim; d++) {
+            const Arg *f = x->arg->items[d];
+            bool flip = (f->kind == ARG_BOOL ? f->v.b : f->v.i != 0) && in->d[d] > 1;
+            sidx[d] = idx[d];
+            if (!flip) continue;
+            const UOp *e = uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, idx[d], iconst(R, -1)), iconst(R, in->d[d] - 1));
+            if (!built(R, x, e)) return false;
+            at[nt] = d;
+            todo[nt++] = e;
+        }
+        break;
+    case OP_SHRINK: {
+        int64_t begin[SHAPE_MAX_DIMS];
+        int nb;
+        uop_int_vector(x->src[1], begin, SHAPE_MAX_DIMS, &nb);
+        for (int d = 0; d < in->ndim; d++) {
+            sidx[d] = in->d[d] == 1 ? R->zero : idx[d];
+            if (begin[d] == 0 || in->d[d] == 1) continue;
+            const UOp *e = uop_binary(c, OP_ADD, idx[d], iconst(R, begin[d]));
+            if (!built(R, x, e)) return false;
+            at[nt] = d;
+            todo[nt++] = e;
+        }
+        break;
+    }
+    default: return sched_fail(R->st, x, "not a movement op");
+    }
+    if (!simplify_all(R, x, todo, nt)) return false;
+    for (int i = 0; i < nt; i++) sidx[at[i]] = todo[i];
+    return true;
+}
+
+__attribute__((noinline)) static const UOp *pad_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+    UCtx *c = R->c;
+    const Shape *in = sched_shape(R->st, x->src[0]);
+    int64_t before[SHAPE_MAX_DIMS], after[SHAPE_MAX_DIMS];
+    int nb, na;
+    uop_int_vector(x->src[1], before, SHAPE_MAX_DIMS, &nb);
+    uop_int_vector(x->src[2], after, SHAPE_MAX_DIMS, &na);
+    const UOp *sidx[SHAPE_MAX_DIMS], *e[SHAPE_MAX_DIMS + 1];
+    const UOp *pv = R->yes;
+    int ne = 0, at[SHAPE_MAX_DIMS];
+    for (int d = 0; d < in->ndim; d++) {
+        sidx[d] = idx[d];
+        if (before[d] == 0 && after[d] == 0) continue;
+        /* before <= i, as tinygrad writes it: (i < before) != true */
+        if (before[d] > 0)
+            pv = uop_binary(c, OP_AND, pv, uop_binary(c, OP_CMPNE, uop_binary(c, OP_CMPLT, idx[d], iconst(R, before[d])), R->yes));
+        if (after[d] > 0) pv = uop_binary(c, OP_AND, pv, uop_binary(c, OP_CMPLT, idx[d], iconst(R, in->d[d] + before[d])));
+        if (before[d] != 0) {
+            at[ne] = d;
+            e[ne++] = uop_binary(c, OP_ADD, idx[d], iconst(R, -before[d]));
+        }
+    }
+    if (!built(R, x, pv)) return NULL;
+    for (int i = 0; i < ne; i++)
+        if (!built(R, x, e[i])) return NULL;
+    e[ne] = pv;
+    if (!simplify_all(R, x, e, ne + 1)) return NULL;
+    for (int i = 0; i < ne; i++) sidx[at[i]] = in->d[at[i]] == 1 ? R->zero : e[i];
+    pv = e[ne];
+    const UOp *zero = uop_const_int(c, x->dtype, 0);
+    if (!built(R, x, zero)) return NULL;
+    if (is_false(pv)) {
+        SCHED_NOTE(R->st, "rangeify_pad", x, zero);
+        return zero;
+    }
+    if (is_true(pv)) return value_at(R, x->src[0], sidx, valid);
+    const UOp *inner_valid = valid ? uop_binary(c, OP_AND, valid, pv) : pv;
+    if (!built(R, x, inner_valid)) return NULL;
+    const UOp *v = value_at(R, x->src[0], sidx, inner_valid);
+    if (!v) return NULL;
+    const UOp *r = uop_where(c, pv, v, zero);
+    if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_pad", x, r);
+    return r;
+}
+
+__attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+    UCtx *c = R->c;
+    Op rop = x->arg->items[0]->v.op;
+    if (rop != OP_ADD && rop != OP_MAX && rop != OP_MUL)
+        return sched_fail(R->st, x, "reduce op %s is not ADD, MAX or MUL", op_name(rop)), NULL;
+    const Shape *in = sched_shape(R->st, x->src[0]);
+    const UOp *sidx[SHAPE_MAX_DIMS], *src[SHAPE_MAX_DIMS + 1];
+    bool red[SHAPE_MAX_DIMS] = {false};
+    const Arg *axes = x->arg->items[1];
+    for (uint32_t a = 0; a < axes->n; a++) red[axes->items[a]->v.i] = true;
+    int nr = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        if (!red[d]) { sidx[d] = idx[d]; continue; }
+        sidx[d] = new_range(R, in->d[d], AXIS_REDUCE);
+        if (!built(R, x, sidx[d])) return NULL;
+        if (sidx[d] != R->zero) src[1 + nr++] = sidx[d];
+    }
+    const UOp *v = value_at(R, x->src[0], sidx, valid);
+    if (!v || nr == 0) return v;
+    src[0] = v;
+    const UOp *r = uop_new(c, OP_REDUCE, x->dtype, src, 1 + nr, arg_op(c, rop));
+    if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_reduce", x, r);
+    return r;
+}
+
+static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+    UCtx *c = R->c;
+    Op op = uop_op(x);
+    const int ps = sched_pos(R->st, x);
+    if (op == OP_BUFFER) return read_at(R, x, x, idx, valid);
+    if (ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root) {
+        const UOp *buf = R->st->bufferize[R->st->mat_of[ps]];
+        if (!buf) return sched_fail(R->st, x, "a materialised node read before it is built"), NULL;
+        return read_at(R, x, buf, idx, valid);
+    }
+    if (op == OP_CONST) {
+        const UOp *r = uop_const_arg(c, x->dtype, x->arg);
+        return built(R, x, r) ? r : NULL;
+    }
+    if (op == OP_PAD) return pad_at(R, x, idx, valid);
+    if (op_is(op, OPF_MOVEMENT)) {
+        const UOp *sidx[SHAPE_MAX_DIMS];
+        if (!movement_indices(R, x, idx, sidx)) return NULL;
+        const UOp *r = value_at(R, x->src[0], sidx, valid);
+        if (r) SCHED_NOTE(R->st, movement_rule(op), x, r);
+        return r;
+    }
+    if (op == OP_REDUCE_AXIS) return reduce_at(R, x, idx, valid);
+    if (op == OP_CONTIGUOUS || op == OP_DETACH || op == OP_CONTIGUOUS_BACKWARD) return value_at(R, x->src[0], idx, valid);
+    if ((op_is_alu(op) || op == OP_CAST) && op != OP_BITCAST && x->nsrc <= 3) {
+        const UOp *v[3];
+        for (int i = 0; i < x->nsrc; i++) {
+            const Shape *s = sched_shape(R->st, x->src[i]);
+            if (!s || s->ndim < 0) return sched_fail(R->st, x, "source %d is not a tensor", i), NULL;
+            v[i] = value_at(R, x->src[i], s->ndim == 0 ? NULL : idx, valid);
+            if (!v[i]) return NULL;
+        }
+        const UOp *r = uop_intern(c, op, x->dtype, v, x->nsrc, x->arg, NULL);
+        return built(R, x, r) ? r : NULL;
+    }
+    return sched_fail(R->st, x, "the scheduler does not know this op"), NULL;
+}
+
+static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+    if (uop_op(x) == OP_CONST && x != R->root) {
+        /* the same everywhere, with or without a DEVICE (a shape) */
+        const UOp *r = uop_const_arg(R->c, x->dtype, x->arg);
+        return built(R, x, r) ? r : NULL;
+    }
+    const Shape *s = sched_shape(R->st, x);
+    if (!s) return sched_fail(R->st, x, "not part of the scheduled graph"), NULL;
+    if (s->ndim < 0) return sched_fail(R->st, x, "not a tensor (no shape)"), NULL;
+    /* the memo key: the indices and the valid as one interned node */
+    const UOp *k[SHAPE_MAX_DIMS + 1];
+    for (int d = 0; d < s->ndim; d++) k[d] = idx[d];
+    k[s->ndim] = valid ? valid : R->yes;
+    const UOp *key = uop_intern(R->c, OP_SINK, DT_VOID, k, s->ndim + 1, NULL, NULL);
+    if (!built(R, x, key)) return NULL;
+    uint64_t mk = (uint64_t)x->id << 32 | key->id;
+    const UOp *hit = u64map_get(&R->memo, mk);
+    if (hit) return hit;
+    uintptr_t here = (uintptr_t)&key;
+    if (R->stack_base > here && R->stack_base - here > R->stack_budget)
+        return sched_fail(R->st, x, "the tensor graph is too deep to schedule (one path is too long)"), NULL;
+    const UOp *r = compute_at(R, x, idx, valid);
+    if (r && !u64map_put(&R->memo, mk, r)) return sched_fail(R->st, x, "out of memory"), NULL;
+    return r;
+}
+
+/* half the stack limit, at most STACK_BUDGET */
+static size_t stack_budget(void) {
+    struct rlimit rl;
+    size_t b = STACK_BUDGET;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < b) b = (size_t)rl.rlim_cur / 2;
+    return b;
+}
+
+bool sched_rangeify(SchedState *st) {
+    Rangeify R = {.st = st, .c = st->c, .stack_budget = stack_budget()};
+    R.stack_base = (uintptr_t)&R;
+    R.zero = iconst(&R, 0);
+    R.yes = uop_const_bool(st->c, true);
+    st->bufferize = calloc(st->nmat ? (size_t)st->nmat : 1, sizeof *st->bufferize);
+    if (!st->bufferize || !R.zero || !R.yes) return sched_fail(st, st->sink, "out of memory");
+    for (int i = 0; i < st->nmat; i++) {
+        const UOp *m = st->mat[i];
+        const Shape *s = sched_shape(st, m);
+        const UOp *src[1 + SHAPE_MAX_DIMS];
+        for (int d = 0; d < s->ndim; d++) {
+            src[1 + d] = new_range(&R, s->d[d], AXIS_LOOP);
+            if (!built(&R, m, src[1 + d])) return false;
+        }
+        R.root = m;
+        u64map_free(&R.memo);
+        src[0] = value_at(&R, m, src + 1, NULL);
+        if (!src[0]) { u64map_free(&R.memo); return false; }
+        st->bufferize[i] = uop_new(st->c, OP_BUFFERIZE, m->dtype, src, 1 + s->ndim, arg_int(st->c, m->id));
+        if (!built(&R, m, st->bufferize[i])) { u64map_free(&R.memo); return false; }
+        SCHED_NOTE(st, "rangeify_bufferize", m, st->bufferize[i]);
+    }
+    u64map_free(&R.memo);
+    return true;
+}

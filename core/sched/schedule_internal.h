@@ -1,0 +1,82 @@
+/* schedule_internal.h - the state the five scheduler steps share while a
+ * schedule is built (see schedule.h for the steps), and the small graph
+ * helpers they use.  Not part of the public interface. */
+#ifndef UOPDB_SCHEDULE_INTERNAL_H
+#define UOPDB_SCHEDULE_INTERNAL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "schedule.h"
+#include "shape.h"
+#include "../util/u64map.h"
+
+/* Where a kernel reads or writes: a materialised node (>= 0, its index in
+ * SchedState.mat) or an input BUFFER (-1 - its index in SchedState.inputs). */
+typedef int SchedRef;
+#define SCHED_INPUT_REF(i) (-1 - (i))
+#define SCHED_REF_IS_INPUT(r) ((r) < 0)
+#define SCHED_REF_INPUT(r) (-1 - (r))
+
+typedef struct SchedState {
+    UCtx *c;
+    const UOp *sink;
+    /* the tensor graph */
+    const UOp **topo;
+    size_t n;
+    Shape *shapes;            /* by topo position */
+    U64Map pos;               /* node id -> topo position + 1 */
+    const UOp *device;        /* DEVICE for new buffers */
+    /* step 1: materialised nodes, in topo order (sources first) */
+    bool *materialised;       /* by topo position */
+    const UOp **mat;
+    int nmat;
+    int *mat_of;              /* by topo position: index in mat, -1 if none */
+    /* step 2 */
+    const UOp **bufferize;    /* BUFFERIZE of mat[i] */
+    int next_range;           /* RANGE axis ids are unique over the whole schedule */
+    /* step 3 */
+    const UOp **buffer;       /* BUFFER(LUNIQUE) of mat[i] */
+    const UOp **after;        /* AFTER(buffer, END(STORE ...)) of mat[i] */
+    /* input BUFFERs in order of first use by the kernels as built */
+    const UOp **inputs;
+    int ninputs, cap_inputs;
+    /* step 4: kernel i computes mat[i] */
+    const UOp **kernel_ast;
+    char (*kernel_name)[48];
+    SchedRef **kernel_refs;   /* DEFINE_GLOBAL k -> what it is */
+    int *kernel_nrefs;
+    /* the current step */
+    Trace *trace;
+    char *err;
+    size_t errlen;
+} SchedState;
+
+/* topo position of a tensor-graph node, -1 if not in the graph */
+int sched_pos(const SchedState *st, const UOp *u);
+/* shape of a tensor-graph node */
+const Shape *sched_shape(const SchedState *st, const UOp *u);
+/* sets the error "what at node %id (OP)" once; returns false */
+bool sched_fail(SchedState *st, const UOp *u, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* records one pseudo-rule rewrite in the current step's trace */
+void sched_note(SchedState *st, const char *rule, const char *file, int line, const UOp *before, const UOp *after);
+#define SCHED_NOTE(st, rule, before, after) sched_note((st), (rule), __FILE__, __LINE__, (before), (after))
+
+/* root with every node in map (id -> replacement) replaced, without looking
+ * inside replaced nodes; NULL with uctx_error on failure */
+const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
+/* post-order of root's graph that does not descend below nodes for which
+ * leaf(u, ud) is true (they are listed); malloc'd, NULL when out of memory */
+const UOp **sched_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n);
+/* true when the shapes are the same once their size-1 dims are dropped */
+bool sched_pure_unit_reshape(const Shape *from, const Shape *to);
+/* row-major flat index: sum of idx[d] * stride[d], simplified */
+const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx);
+
+/* the steps; each returns false with st->err set */
+bool sched_realize(SchedState *st);
+bool sched_rangeify(SchedState *st);
+bool sched_bufferize_to_store(SchedState *st);
+bool sched_split_kernels(SchedState *st);
+bool sched_make_program(SchedState *st, Schedule *s);
+
+#endif

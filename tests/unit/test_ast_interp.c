@@ -1,0 +1,219 @@
+/* test_ast_interp.c - the kernel-AST interpreter on hand-built kernels and on
+ * tinygrad v0.12.0's 3x3 matmul AST: exact values, reductions (ADD, MAX,
+ * MUL, nested, loop-invariant), Invalid-gated loads and stores, int and
+ * bool buffers, and errors that name the node (out-of-range access, a
+ * missing buffer, a RANGE outside its loop). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/ir/uop.h"
+#include "core/backend/ast_interp.h"
+#include "viz/tinygrad_repr.h"
+
+static UCtx *c;
+static int setup(void **s) { (void)s; c = uctx_new(); return 0; }
+static int teardown(void **s) { (void)s; uctx_free(c); return 0; }
+
+static const UOp *idx(int64_t v) { return uop_const_int(c, DT_INDEX, v); }
+static const UOp *range(int64_t end, int id, AxisType at) { return uop_range(c, idx(end), id, at); }
+static const UOp *dg(int slot, const DType *dt, int64_t size) {
+    return uop_new(c, OP_DEFINE_GLOBAL, dt_ptr(dt, size, ADDR_GLOBAL), NULL, 0, arg_int(c, slot));
+}
+static const UOp *load(const UOp *buf, const UOp *i) {
+    const UOp *s[2] = {buf, i};
+    return uop_new(c, OP_INDEX, buf->dtype->base, s, 2, NULL);
+}
+static const UOp *bin(Op op, const UOp *a, const UOp *b) { return uop_binary(c, op, a, b); }
+/* SINK(END(STORE(INDEX(out, i), v), ranges...)) */
+static const UOp *kernel(const UOp *out, const UOp *i, const UOp *v, const UOp *const *ranges, int nr) {
+    const UOp *is[2] = {out, i};
+    const UOp *ss[2] = {uop_new(c, OP_INDEX, out->dtype, is, 2, NULL), v};
+    const UOp *st = uop_new(c, OP_STORE, DT_VOID, ss, 2, NULL);
+    const UOp *es[8] = {st};
+    for (int k = 0; k < nr; k++) es[1 + k] = ranges[k];
+    const UOp *body = nr ? uop_new(c, OP_END, DT_VOID, es, 1 + nr, NULL) : st;
+    assert_non_null(body);
+    return uop_sink(c, &body, 1);
+}
+static const UOp *reduce(Op op, const UOp *v, const UOp *const *ranges, int nr) {
+    const UOp *s[8] = {v};
+    for (int k = 0; k < nr; k++) s[1 + k] = ranges[k];
+    return uop_new(c, OP_REDUCE, v->dtype, s, 1 + nr, arg_op(c, op));
+}
+static const UOp *invalid(void) { return uop_const_arg(c, DT_INDEX, arg_invalid(c)); }
+
+static void run_ok(const UOp *k, void **bufs, const int64_t *sizes, int n) {
+    char err[256];
+    if (!ast_interp_run(k, bufs, sizes, n, err, sizeof err)) fail_msg("%s", err);
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = malloc((size_t)n + 1);
+    size_t got = fread(t, 1, (size_t)n, f);
+    t[got] = 0;
+    fclose(f);
+    return t;
+}
+
+static void test_tinygrad_matmul_ast(void **st) {
+    (void)st;
+    char err[256];
+    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
+    assert_non_null(text);
+    const UOp *k = uop_from_tinygrad(c, text, err, sizeof err);
+    free(text);
+    if (!k) fail_msg("%s", err);
+    float a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[9] = {10, 11, 12, 13, 14, 15, 16, 17, 18}, out[9] = {0};
+    void *bufs[3] = {out, a, b};
+    int64_t sizes[3] = {9, 9, 9};
+    run_ok(k, bufs, sizes, 3);
+    const float want[9] = {84, 90, 96, 201, 216, 231, 318, 342, 366};
+    for (int i = 0; i < 9; i++) assert_true(out[i] == want[i]);
+}
+
+static void test_reductions(void **st) {
+    (void)st;
+    /* rows of a 3x4: sum, max, product, and (row max) summed over all rows
+     * inside the row loop (a loop-invariant nested reduction) */
+    float x[12] = {1, -2, 3, 0.5f, 4, 5, -6, 2, 7, 1, 1, -1};
+    const UOp *in = dg(1, DT_FLOAT32, 12), *out = dg(0, DT_FLOAT32, 3);
+    const UOp *i = range(3, 0, AXIS_LOOP), *j = range(4, 1, AXIS_REDUCE);
+    const UOp *elem = load(in, bin(OP_ADD, bin(OP_MUL, i, idx(4)), j));
+    const Op ops[3] = {OP_ADD, OP_MAX, OP_MUL};
+    const float want[3][3] = {{2.5f, 5, 8}, {3, 5, 7}, {-3, -240, -7}};
+    for (int o = 0; o < 3; o++) {
+        float res[3] = {0};
+        void *bufs[2] = {res, x};
+        int64_t sizes[2] = {3, 12};
+        run_ok(kernel(out, i, reduce(ops[o], elem, &j, 1), &i, 1), bufs, sizes, 2);
+        for (int r = 0; r < 3; r++) assert_true(res[r] == want[o][r]);
+    }
+    /* out[i] = x[i, 0] + sum over (p, q) of x[p, q]: the inner reduce does
+     * not depend on i, so it is computed once and reused */
+    const UOp *p = range(3, 2, AXIS_REDUCE), *q = range(4, 3, AXIS_REDUCE);
+    const UOp *rs[2] = {p, q};
+    const UOp *all = reduce(OP_ADD, load(in, bin(OP_ADD, bin(OP_MUL, p, idx(4)), q)), rs, 2);
+    float res[3] = {0};
+    void *bufs[2] = {res, x};
+    int64_t sizes[2] = {3, 12};
+    run_ok(kernel(out, i, bin(OP_ADD, load(in, bin(OP_MUL, i, idx(4))), all), &i, 1), bufs, sizes, 2);
+    for (int r = 0; r < 3; r++) assert_true(res[r] == x[r * 4] + 15.5f);
+}
+
+static void test_invalid_gates(void **st) {
+    (void)st;
+    /* out[i] = in[i - 1] for 1 <= i < 4, else 0: a padded read */
+    float x[3] = {7, 8, 9}, res[6];
+    for (int k = 0; k < 6; k++) res[k] = -1;
+    const UOp *in = dg(1, DT_FLOAT32, 3), *out = dg(0, DT_FLOAT32, 6);
+    const UOp *i = range(6, 0, AXIS_LOOP);
+    const UOp *valid = bin(OP_AND, bin(OP_CMPLT, idx(0), i), bin(OP_CMPLT, i, idx(4)));
+    const UOp *gated = uop_where(c, valid, bin(OP_ADD, i, idx(-1)), invalid());
+    const UOp *v = uop_where(c, valid, load(in, gated), uop_const_float(c, DT_FLOAT32, 0));
+    void *bufs[2] = {res, x};
+    int64_t sizes[2] = {6, 3};
+    run_ok(kernel(out, i, v, &i, 1), bufs, sizes, 2);
+    const float want[6] = {0, 7, 8, 9, 0, 0};
+    for (int k = 0; k < 6; k++) assert_true(res[k] == want[k]);
+    /* the same read without its gate is caught, naming the INDEX; the
+     * WHERE around it does not save it (both branches are evaluated) */
+    const UOp *ungated = load(in, bin(OP_ADD, i, idx(-1)));
+    char err[256], want_id[32];
+    assert_false(ast_interp_run(kernel(out, i, uop_where(c, valid, ungated, uop_const_float(c, DT_FLOAT32, 0)), &i, 1),
+                                bufs, sizes, 2, err, sizeof err));
+    snprintf(want_id, sizeof want_id, "%%%u (INDEX)", ungated->id);
+    assert_non_null(strstr(err, "out-of-range access: element -1"));
+    assert_non_null(strstr(err, want_id));
+    /* an Invalid store index stores nothing */
+    for (int k = 0; k < 6; k++) res[k] = -1;
+    const UOp *half = uop_where(c, bin(OP_CMPLT, i, idx(3)), i, invalid());
+    run_ok(kernel(out, half, uop_cast(c, i, DT_FLOAT32), &i, 1), bufs, sizes, 2);
+    const float want2[6] = {0, 1, 2, -1, -1, -1};
+    for (int k = 0; k < 6; k++) assert_true(res[k] == want2[k]);
+}
+
+static void test_int_and_bool_buffers(void **st) {
+    (void)st;
+    /* out[i] (int32) = in[i] (int32) // 3 where flag[i] else -in[i] */
+    int32_t x[5] = {10, -7, 9, 4, 2147483647}, res[5] = {0};
+    unsigned char flag[5] = {1, 1, 0, 1, 0};
+    const UOp *in = dg(1, DT_INT32, 5), *fl = dg(2, DT_BOOL, 5), *out = dg(0, DT_INT32, 5);
+    const UOp *i = range(5, 0, AXIS_LOOP);
+    const UOp *xi = load(in, i);
+    const UOp *v = uop_where(c, load(fl, i), bin(OP_IDIV, xi, uop_const_int(c, DT_INT32, 3)),
+                             uop_unary(c, OP_NEG, xi));
+    void *bufs[3] = {res, x, flag};
+    int64_t sizes[3] = {5, 5, 5};
+    run_ok(kernel(out, i, v, &i, 1), bufs, sizes, 3);
+    const int32_t want[5] = {3, -2, -9, 1, -2147483647};
+    for (int k = 0; k < 5; k++) assert_int_equal(res[k], want[k]);
+    /* a kernel with no ranges stores once */
+    int32_t one = 0;
+    void *b1[1] = {&one};
+    int64_t s1[1] = {1};
+    run_ok(kernel(dg(0, DT_INT32, 1), idx(0), uop_const_int(c, DT_INT32, 42), NULL, 0), b1, s1, 1);
+    assert_int_equal(one, 42);
+}
+
+static void test_errors(void **st) {
+    (void)st;
+    float res[4], x[4] = {0};
+    void *bufs[2] = {res, x};
+    int64_t sizes[2] = {4, 4};
+    char err[256], want[48];
+    const UOp *out = dg(0, DT_FLOAT32, 4), *i = range(4, 0, AXIS_LOOP);
+    /* a DEFINE_GLOBAL beyond the buffers given */
+    const UOp *far = dg(5, DT_FLOAT32, 4);
+    const UOp *k = kernel(out, i, load(far, i), &i, 1);
+    assert_false(ast_interp_run(k, bufs, sizes, 2, err, sizeof err));
+    assert_non_null(strstr(err, "DEFINE_GLOBAL 5 has no buffer"));
+    /* a store past the end */
+    const UOp *i5 = range(5, 1, AXIS_LOOP);
+    const UOp *st5 = kernel(out, i5, uop_const_float(c, DT_FLOAT32, 1), &i5, 1);
+    assert_false(ast_interp_run(st5, bufs, sizes, 2, err, sizeof err));
+    snprintf(want, sizeof want, "%%%u (INDEX)", st5->src[0]->src[0]->src[0]->id);
+    assert_non_null(strstr(err, "element 4 of DEFINE_GLOBAL 0, which has 4"));
+    assert_non_null(strstr(err, want));
+    /* a RANGE outside the loop that would define it */
+    const UOp *j = range(4, 2, AXIS_LOOP);
+    assert_false(ast_interp_run(kernel(out, i, uop_cast(c, j, DT_FLOAT32), &i, 1), bufs, sizes, 2, err, sizeof err));
+    snprintf(want, sizeof want, "%%%u (RANGE)", j->id);
+    assert_non_null(strstr(err, "outside its loop"));
+    assert_non_null(strstr(err, want));
+    /* not a statement */
+    const UOp *v = uop_const_float(c, DT_FLOAT32, 1);
+    assert_false(ast_interp_run(uop_sink(c, &v, 1), bufs, sizes, 2, err, sizeof err));
+    assert_non_null(strstr(err, "not a statement"));
+    assert_false(ast_interp_run(NULL, bufs, sizes, 2, err, sizeof err));
+    /* a chain too deep to follow is refused, not a crash */
+    const UOp *deep = uop_const_float(c, DT_FLOAT32, 0), *one = uop_const_float(c, DT_FLOAT32, 1);
+    for (int n = 0; n < 200000; n++) deep = bin(OP_ADD, deep, one);
+    assert_false(ast_interp_run(kernel(out, i, deep, &i, 1), bufs, sizes, 2, err, sizeof err));
+    assert_non_null(strstr(err, "too deep"));
+    /* a shallower one runs */
+    deep = uop_const_float(c, DT_FLOAT32, 0);
+    for (int n = 0; n < 1000; n++) deep = bin(OP_ADD, deep, one);
+    run_ok(kernel(out, i, deep, &i, 1), bufs, sizes, 2);
+    assert_true(res[3] == 1000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_tinygrad_matmul_ast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reductions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_gates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_int_and_bool_buffers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("ast_interp", tests, NULL, NULL);
+}

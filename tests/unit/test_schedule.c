@@ -1,0 +1,617 @@
+/* test_schedule.c - the scheduler: tensor graphs become programs of kernels
+ * that the kernel-AST interpreter runs over the program's buffers (tmps
+ * allocated and freed by the program's plan), checked against the tensor
+ * reference on the same graph; kernel counts and names, the 3x3 matmul
+ * kernel against tinygrad v0.12.0's AST, the program text, the step traces,
+ * errors and speed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/ir/uop.h"
+#include "core/sched/schedule.h"
+#include "core/sched/shape.h"
+#include "core/sym/symbolic.h"
+#include "core/backend/tensor_reference.h"
+#include "core/backend/ast_interp.h"
+#include "viz/tinygrad_repr.h"
+
+static UCtx *c;
+static const UOp *dev;
+static int setup(void **s) {
+    (void)s;
+    c = uctx_new();
+    dev = uop_new(c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(c, "CPU"));
+    return 0;
+}
+static int teardown(void **s) { (void)s; uctx_free(c); return 0; }
+
+/* ---- tensor-graph builders, as the Tensor front end makes them ---- */
+
+static const UOp *ivec(const int64_t *v, int n) {
+    const Arg *items[16];
+    for (int i = 0; i < n; i++) items[i] = arg_int(c, v[i]);
+    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
+}
+static const UOp *buffer(int id, int64_t size, const DType *dt) {
+    const UOp *u = uop_new(c, OP_UNIQUE, DT_VOID, NULL, 0, arg_int(c, id));
+    const UOp *s[2] = {u, dev};
+    return uop_new(c, OP_BUFFER, dt, s, 2, arg_int(c, size));
+}
+static const UOp *mop(Op op, const UOp *x, const int64_t *v, int n) {
+    const UOp *s[2] = {x, ivec(v, n)};
+    return uop_new(c, op, x->dtype, s, 2, NULL);
+}
+#define RESHAPE(x, ...) mop(OP_RESHAPE, x, (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8))
+#define EXPAND(x, ...) mop(OP_EXPAND, x, (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8))
+static const UOp *mop2(Op op, const UOp *x, const int64_t *a, const int64_t *b, int n) {
+    const UOp *s[3] = {x, ivec(a, n), ivec(b, n)};
+    return uop_new(c, op, x->dtype, s, 3, NULL);
+}
+static const UOp *with_arg_ints(Op op, const UOp *x, const int64_t *v, int n) {
+    const Arg *items[16];
+    for (int i = 0; i < n; i++) items[i] = op == OP_FLIP ? arg_bool(c, v[i] != 0) : arg_int(c, v[i]);
+    return uop_new(c, op, x->dtype, &x, 1, arg_tuple(c, items, (uint32_t)n));
+}
+static const UOp *reduce(Op rop, const UOp *x, const int64_t *axes, int n) {
+    const Arg *ax[16];
+    for (int i = 0; i < n; i++) ax[i] = arg_int(c, axes[i]);
+    const Arg *items[2] = {arg_op(c, rop), arg_tuple(c, ax, (uint32_t)n)};
+    return uop_new(c, OP_REDUCE_AXIS, x->dtype, &x, 1, arg_tuple(c, items, 2));
+}
+/* a scalar tensor constant broadcast to shape (d0, d1) */
+static const UOp *full2(double v, int64_t d0, int64_t d1) {
+    const UOp *k = uop_new(c, OP_CONST, DT_FLOAT32, &dev, 1, arg_float(c, v));
+    return EXPAND(RESHAPE(k, 1, 1), d0, d1);
+}
+static const UOp *bin(Op op, const UOp *a, const UOp *b) { return uop_binary(c, op, a, b); }
+static const UOp *sink1(const UOp *x) { return uop_sink(c, &x, 1); }
+static const UOp *matmul(const UOp *a33, const UOp *b33) {
+    const UOp *a = EXPAND(RESHAPE(a33, 3, 1, 3), 3, 3, 3);
+    const UOp *bt = with_arg_ints(OP_PERMUTE, b33, (int64_t[]){1, 0}, 2);
+    const UOp *b = EXPAND(RESHAPE(bt, 1, 3, 3), 3, 3, 3);
+    return RESHAPE(reduce(OP_ADD, bin(OP_MUL, a, b), (int64_t[]){2}, 1), 3, 3);
+}
+
+/* ---- input data ---- */
+
+static float A[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+static float B[12] = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+static float X[12] = {0.5f, -1.25f, 3, 2, -0.75f, 1.5f, 4, -2, 0.25f, 1, -3.5f, 2.5f};
+static const UOp *bufA, *bufB, *bufX;
+static void make_inputs(int64_t n) {
+    bufA = buffer(0, n, DT_FLOAT32);
+    bufB = buffer(1, n, DT_FLOAT32);
+    bufX = buffer(2, 12, DT_FLOAT32);
+}
+static const void *input_data(void *ud, const UOp *b) {
+    (void)ud;
+    return b == bufA ? (const void *)A : b == bufB ? (const void *)B : b == bufX ? (const void *)X : NULL;
+}
+
+/* ---- running a program with the interpreter ---- */
+
+typedef struct Run {
+    float **data;     /* per program buffer; tmps only while allocated */
+    int nbufs;
+} Run;
+
+/* runs every kernel in program order; tmps exist only between their first
+ * and last kernel, as the plan says; outputs are kept for checking */
+static void run_program(const Schedule *s, Run *r) {
+    r->nbufs = s->nbufs;
+    r->data = calloc((size_t)s->nbufs, sizeof *r->data);
+    for (int b = 0; b < s->nbufs; b++) {
+        const SchedBuffer *sb = &s->bufs[b];
+        assert_true(sb->dtype == DT_FLOAT32);
+        if (sb->kind == SBUF_INPUT) {
+            r->data[b] = malloc((size_t)sb->size * sizeof(float));
+            memcpy(r->data[b], input_data(NULL, sb->source), (size_t)sb->size * sizeof(float));
+        } else if (sb->kind == SBUF_OUTPUT) {
+            r->data[b] = calloc((size_t)sb->size, sizeof(float));
+        }
+    }
+    for (int k = 0; k < s->nkernels; k++) {
+        const SchedKernel *kr = &s->kernels[k];
+        if (k) assert_true(s->kernels[k - 1].generation <= kr->generation);
+        for (int b = 0; b < s->nbufs; b++)
+            if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == k) r->data[b] = calloc((size_t)s->bufs[b].size, sizeof(float));
+        void *bufs[16];
+        int64_t sizes[16];
+        assert_true(kr->nbufs <= 16);
+        for (int i = 0; i < kr->nbufs; i++) {
+            bufs[i] = r->data[kr->bufs[i]];
+            sizes[i] = s->bufs[kr->bufs[i]].size;
+        }
+        char err[256];
+        if (!ast_interp_run(kr->ast, bufs, sizes, kr->nbufs, err, sizeof err)) fail_msg("kernel %s: %s", kr->name, err);
+        for (int b = 0; b < s->nbufs; b++)
+            if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].last_kernel == k) {
+                free(r->data[b]);
+                r->data[b] = NULL;
+            }
+    }
+}
+
+static void run_free(Run *r) {
+    for (int b = 0; b < r->nbufs; b++) free(r->data[b]);
+    free(r->data);
+}
+
+/* schedules sink, runs it, compares every output with ref_eval exactly */
+static Schedule *check_against_reference(const UOp *sink, int want_kernels) {
+    char err[512];
+    Schedule *s = schedule_build(c, sink, err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    if (want_kernels >= 0 && s->nkernels != want_kernels) {
+        StrBuf sb;
+        sb_init(&sb);
+        schedule_format(&sb, s);
+        fail_msg("%d kernels, want %d:\n%s", s->nkernels, want_kernels, sb_str(&sb));
+    }
+    Run r;
+    run_program(s, &r);
+    assert_int_equal(s->noutputs, sink->nsrc);
+    for (int o = 0; o < s->noutputs; o++) {
+        RefTensor t;
+        if (!ref_eval(sink->src[o], input_data, NULL, &t, err, sizeof err)) fail_msg("%s", err);
+        const SchedBuffer *ob = &s->bufs[s->outputs[o]];
+        assert_int_equal(ob->kind, SBUF_OUTPUT);
+        assert_int_equal(ob->size, shape_numel(&t.shape));
+        for (int64_t i = 0; i < ob->size; i++)
+            if ((double)r.data[s->outputs[o]][i] != ref_value(&t, (size_t)i))
+                fail_msg("output %d element %lld: got %.9g, reference %.9g", o, (long long)i,
+                         (double)r.data[s->outputs[o]][i], ref_value(&t, (size_t)i));
+        ref_tensor_free(&t);
+    }
+    run_free(&r);
+    return s;
+}
+
+/* ---- tests ---- */
+
+static void test_matmul_exact(void **st) {
+    (void)st;
+    make_inputs(9);
+    const UOp *mm = matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3));
+    Schedule *s = check_against_reference(sink1(mm), 1);
+    assert_string_equal(s->kernels[0].name, "r_3_3_3");
+    /* the exact numbers, from the interpreter */
+    Run r;
+    run_program(s, &r);
+    const float want[9] = {84, 90, 96, 201, 216, 231, 318, 342, 366};
+    for (int i = 0; i < 9; i++) assert_true(r.data[s->outputs[0]][i] == want[i]);
+    run_free(&r);
+    schedule_free(s);
+}
+
+
+static const UOp *shrink(const UOp *x, const int64_t *a, const int64_t *b, int n) { return mop2(OP_SHRINK, x, a, b, n); }
+static const UOp *pad(const UOp *x, const int64_t *a, const int64_t *b, int n) { return mop2(OP_PAD, x, a, b, n); }
+
+static void test_elementwise_broadcast(void **st) {
+    (void)st;
+    make_inputs(12);
+    const UOp *a = RESHAPE(bufA, 3, 4);
+    /* B's first row broadcast down, X's first column broadcast across */
+    const UOp *row = EXPAND(shrink(RESHAPE(bufB, 3, 4), (int64_t[]){0, 0}, (int64_t[]){1, 4}, 2), 3, 4);
+    const UOp *col = EXPAND(shrink(RESHAPE(bufX, 3, 4), (int64_t[]){0, 0}, (int64_t[]){3, 1}, 2), 3, 4);
+    const UOp *sum = bin(OP_ADD, bin(OP_MUL, a, full2(2, 3, 4)), bin(OP_MUL, row, col));
+    /* a cast round trip and a WHERE: truncate toward zero where a < 7 */
+    const UOp *trunc = uop_cast(c, uop_cast(c, sum, DT_INT32), DT_FLOAT32);
+    const UOp *out = uop_where(c, bin(OP_CMPLT, a, full2(7, 3, 4)), trunc, sum);
+    Schedule *s = check_against_reference(sink1(out), 1);
+    assert_string_equal(s->kernels[0].name, "E_3_4");
+    assert_int_equal(s->kernels[0].nbufs, 4);
+    assert_int_equal(s->nbufs, 4);
+    schedule_free(s);
+    /* a broadcast scalar alone: a kernel without inputs */
+    s = check_against_reference(sink1(full2(1.5, 2, 3)), 1);
+    assert_string_equal(s->kernels[0].name, "E_2_3");
+    assert_int_equal(s->kernels[0].nbufs, 1);
+    schedule_free(s);
+}
+
+static void test_permuted_flipped_padded_inputs(void **st) {
+    (void)st;
+    make_inputs(12);
+    const UOp *at = with_arg_ints(OP_PERMUTE, RESHAPE(bufA, 3, 4), (int64_t[]){1, 0}, 2);        /* (4, 3) */
+    const UOp *p = pad(RESHAPE(bufX, 3, 4), (int64_t[]){1, 0}, (int64_t[]){0, 2}, 2);            /* (4, 6) */
+    const UOp *w = shrink(p, (int64_t[]){0, 1}, (int64_t[]){4, 4}, 2);                          /* (4, 3) */
+    const UOp *f = with_arg_ints(OP_FLIP, w, (int64_t[]){1, 0}, 2);
+    Schedule *s = check_against_reference(sink1(bin(OP_ADD, bin(OP_MUL, at, f), f)), 1);
+    assert_string_equal(s->kernels[0].name, "E_4_3");
+    schedule_free(s);
+    /* a pad inside a pad: reads stay gated by both (the interpreter checks bounds) */
+    const UOp *pp = pad(pad(bufA, (int64_t[]){2}, (int64_t[]){1}, 1), (int64_t[]){1}, (int64_t[]){3}, 1);
+    s = check_against_reference(sink1(pp), 1);
+    assert_string_equal(s->kernels[0].name, "E_19");
+    schedule_free(s);
+    /* a padded tensor reshaped: the valid is carried through // and % */
+    const UOp *pr = RESHAPE(pad(RESHAPE(bufA, 3, 4), (int64_t[]){1, 0}, (int64_t[]){0, 2}, 2), 24);
+    s = check_against_reference(sink1(bin(OP_ADD, pr, RESHAPE(with_arg_ints(OP_PERMUTE, RESHAPE(pr, 4, 6), (int64_t[]){1, 0}, 2), 24))), 1);
+    schedule_free(s);
+    /* permute of a 3-d view */
+    const UOp *p3 = with_arg_ints(OP_PERMUTE, RESHAPE(bufB, 2, 3, 2), (int64_t[]){2, 0, 1}, 3);
+    s = check_against_reference(sink1(p3), 1);
+    assert_string_equal(s->kernels[0].name, "E_2_2_3");
+    schedule_free(s);
+}
+
+static void test_reductions_inner_and_outer(void **st) {
+    (void)st;
+    make_inputs(12);
+    const UOp *a = RESHAPE(bufA, 3, 4), *x = RESHAPE(bufX, 3, 4);
+    const UOp *outs[5] = {
+        reduce(OP_ADD, a, (int64_t[]){1}, 1),                   /* (3, 1) */
+        reduce(OP_ADD, x, (int64_t[]){0}, 1),                   /* (1, 4) */
+        reduce(OP_MAX, x, (int64_t[]){0, 1}, 2),                /* (1, 1) */
+        reduce(OP_MUL, shrink(x, (int64_t[]){0, 0}, (int64_t[]){3, 2}, 2), (int64_t[]){0}, 1),
+        /* a reduction of a reduction: nested, one kernel */
+        reduce(OP_ADD, reduce(OP_MAX, a, (int64_t[]){1}, 1), (int64_t[]){0}, 1),
+    };
+    Schedule *s = check_against_reference(uop_sink(c, outs, 5), 5);
+    const char *names[5] = {"r_3_4", "r_4_3", "r_3_4n1", "r_2_3", "r_3_4n2"};
+    for (int i = 0; i < 5; i++) assert_string_equal(s->kernels[i].name, names[i]);
+    assert_int_equal(s->ngenerations, 1);
+    assert_int_equal(s->noutputs, 5);
+    for (int i = 0; i < 5; i++) {
+        char want[24];
+        snprintf(want, sizeof want, "output%d", i);
+        assert_string_equal(s->bufs[s->outputs[i]].name, want);
+    }
+    /* the nested one has a REDUCE inside a REDUCE */
+    const UOp *store = s->kernels[4].ast->src[0];
+    assert_int_equal(uop_op(store), OP_STORE);
+    assert_int_equal(uop_op(store->src[1]), OP_REDUCE);
+    assert_int_equal(uop_op(store->src[1]->src[0]), OP_REDUCE);
+    schedule_free(s);
+}
+
+/* softmax over the last axis of a (rows, cols) tensor */
+static const UOp *softmax_of(const UOp *x, int64_t rows, int64_t cols) {
+    const UOp *m = EXPAND(reduce(OP_MAX, x, (int64_t[]){1}, 1), rows, cols);
+    const UOp *e = uop_unary(c, OP_EXP2, bin(OP_SUB, x, m));
+    const UOp *sum = EXPAND(reduce(OP_ADD, e, (int64_t[]){1}, 1), rows, cols);
+    return bin(OP_FDIV, e, sum);
+}
+
+static void test_softmax_three_kernels(void **st) {
+    (void)st;
+    make_inputs(12);
+    Schedule *s = check_against_reference(sink1(softmax_of(RESHAPE(bufX, 3, 4), 3, 4)), 3);
+    assert_string_equal(s->kernels[0].name, "r_3_4");
+    assert_string_equal(s->kernels[1].name, "r_3_4n1");
+    assert_string_equal(s->kernels[2].name, "E_3_4");
+    for (int k = 0; k < 3; k++) assert_int_equal(s->kernels[k].generation, k);
+    assert_int_equal(s->ngenerations, 3);
+    /* input0, tmp0 (max), tmp1 (sum), output0 */
+    assert_int_equal(s->nbufs, 4);
+    assert_int_equal(s->bufs[1].kind, SBUF_TMP);
+    assert_int_equal(s->bufs[1].size, 3);
+    assert_int_equal(s->bufs[1].first_kernel, 0);
+    assert_int_equal(s->bufs[1].last_kernel, 2);
+    assert_int_equal(s->bufs[2].first_kernel, 1);
+    assert_int_equal(s->bufs[2].last_kernel, 2);
+    assert_int_equal(s->bufs[0].first_kernel, 0);
+    assert_int_equal(s->bufs[0].last_kernel, 2);
+    StrBuf sb;
+    sb_init(&sb);
+    schedule_format(&sb, s);
+    assert_string_equal(sb_str(&sb),
+                        "input0 float32[12]  tmp0 float32[3]  tmp1 float32[3]  output0 float32[12]\n"
+                        "generation 0\n"
+                        "  alloc tmp0\n"
+                        "  r_3_4(tmp0, input0)\n"
+                        "generation 1\n"
+                        "  alloc tmp1\n"
+                        "  r_3_4n1(tmp1, input0, tmp0)\n"
+                        "generation 2\n"
+                        "  E_3_4(output0, input0, tmp0, tmp1)\n"
+                        "  free tmp0\n"
+                        "  free tmp1\n");
+    sb_free(&sb);
+    schedule_free(s);
+}
+
+static void test_composites(void **st) {
+    (void)st;
+    make_inputs(9);
+    /* softmax of a matmul: the matmul is recomputed inside each of the three kernels */
+    Schedule *s = check_against_reference(sink1(softmax_of(bin(OP_MUL, matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3)), full2(0.01, 3, 3)), 3, 3)), 3);
+    assert_string_equal(s->kernels[0].name, "r_3_3_3");
+    schedule_free(s);
+    /* max-pooling pairs of a padded vector */
+    const UOp *pooled = reduce(OP_MAX, RESHAPE(pad(bufX, (int64_t[]){1}, (int64_t[]){1}, 1), 7, 2), (int64_t[]){1}, 1);
+    s = check_against_reference(sink1(RESHAPE(pooled, 7)), 1);
+    assert_string_equal(s->kernels[0].name, "r_7_2");
+    schedule_free(s);
+    /* a matrix minus its column means, scaled by its row sums: two reductions
+     * broadcast along different axes */
+    const UOp *x = RESHAPE(bufX, 3, 4);
+    const UOp *colmean = EXPAND(bin(OP_MUL, reduce(OP_ADD, x, (int64_t[]){0}, 1), full2(1.0 / 3, 1, 4)), 3, 4);
+    const UOp *rowsum = EXPAND(reduce(OP_ADD, x, (int64_t[]){1}, 1), 3, 4);
+    s = check_against_reference(sink1(bin(OP_MUL, bin(OP_SUB, x, colmean), rowsum)), 3);
+    assert_int_equal(s->ngenerations, 2);
+    assert_int_equal(s->kernels[0].generation, 0);
+    assert_int_equal(s->kernels[1].generation, 0);
+    assert_int_equal(s->kernels[2].generation, 1);
+    schedule_free(s);
+}
+
+static void test_deep_graphs(void **st) {
+    (void)st;
+    make_inputs(12);
+    /* a chain of 1000 elementwise ops schedules into one kernel */
+    const UOp *x = RESHAPE(bufX, 3, 4), *one = full2(1, 3, 4);
+    for (int i = 0; i < 1000; i++) x = bin(i % 2 ? OP_ADD : OP_MAX, x, one);
+    Schedule *s = check_against_reference(sink1(x), 1);
+    schedule_free(s);
+    /* a much deeper one is refused with a message, not a crash */
+    for (int i = 0; i < 20000; i++) x = bin(OP_ADD, x, one);
+    char err[256];
+    assert_null(schedule_build(c, sink1(x), err, sizeof err));
+    assert_non_null(strstr(err, "too deep"));
+}
+
+static void test_format_matmul(void **st) {
+    (void)st;
+    make_inputs(9);
+    char err[256];
+    Schedule *s = schedule_build(c, sink1(matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3))), err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    StrBuf sb;
+    sb_init(&sb);
+    schedule_format(&sb, s);
+    assert_string_equal(sb_str(&sb),
+                        "input0 float32[9]  input1 float32[9]  output0 float32[9]\n"
+                        "generation 0\n"
+                        "  r_3_3_3(output0, input0, input1)\n");
+    sb_free(&sb);
+    schedule_free(s);
+}
+
+/* does the step's trace have a rewrite by this rule? */
+static int fired(const SchedStep *step, const char *rule) {
+    int n = 0;
+    for (size_t i = 0; i < step->trace.nrewrites; i++) n += strcmp(step->trace.rewrites[i].rule, rule) == 0;
+    return n;
+}
+
+static void test_steps_and_traces(void **st) {
+    (void)st;
+    make_inputs(12);
+    char err[256];
+    const UOp *sink = sink1(softmax_of(RESHAPE(bufX, 3, 4), 3, 4));
+    Schedule *s = schedule_build(c, sink, err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    assert_int_equal(s->nsteps, 5);
+    const char *names[5] = {"realize", "rangeify", "bufferize to store", "split kernels", "program"};
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal(s->steps[i].name, names[i]);
+        assert_non_null(s->steps[i].purpose);
+        assert_int_equal(s->steps[i].trace.npasses, 1);
+        assert_ptr_equal(s->steps[i].trace.passes[0].root_before, s->steps[i].before);
+        assert_ptr_equal(s->steps[i].trace.passes[0].root_after, s->steps[i].after);
+        assert_true(s->steps[i].ms >= 0);
+        if (i) assert_ptr_equal(s->steps[i].before, s->steps[i - 1].after);
+    }
+    assert_ptr_equal(s->steps[0].before, sink);
+    assert_int_equal(fired(&s->steps[0], "realize_reduce"), 2);
+    assert_int_equal(fired(&s->steps[0], "realize_output"), 1);
+    assert_int_equal(fired(&s->steps[1], "rangeify_reduce"), 2);
+    assert_true(fired(&s->steps[1], "rangeify_expand") >= 2);
+    assert_true(fired(&s->steps[1], "rangeify_index") >= 5);
+    assert_int_equal(fired(&s->steps[1], "rangeify_bufferize"), 3);
+    assert_int_equal(fired(&s->steps[2], "bufferize_to_store"), 3);
+    assert_int_equal(fired(&s->steps[3], "split_kernel"), 3);
+    /* what each step left */
+    const UOp *r = s->steps[1].after, *b = s->steps[2].after, *k = s->steps[3].after;
+    assert_int_equal(r->nsrc, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(uop_op(r->src[i]), OP_BUFFERIZE);
+        assert_int_equal(uop_op(b->src[i]), OP_AFTER);
+        assert_int_equal(uop_op(b->src[i]->src[0]), OP_BUFFER);
+        assert_int_equal(uop_op(b->src[i]->src[1]), OP_END);
+        assert_int_equal(uop_op(k->src[i]), OP_SINK);
+    }
+    /* the divide reads the two earlier stores through their AFTERs */
+    size_t n;
+    const UOp **topo = uop_toposort(b->src[2], &n);
+    int afters = 0;
+    for (size_t i = 0; i < n; i++) afters += uop_op(topo[i]) == OP_AFTER;
+    free(topo);
+    assert_int_equal(afters, 3);
+    schedule_free(s);
+}
+
+static void test_realize_rule(void **st) {
+    (void)st;
+    make_inputs(12);
+    const UOp *a = RESHAPE(bufA, 3, 4);
+    const UOp *sum1 = reduce(OP_ADD, a, (int64_t[]){1}, 1);
+    /* dropping the size-1 dim keeps the reduction inline */
+    Schedule *s = check_against_reference(sink1(bin(OP_MUL, RESHAPE(sum1, 3), RESHAPE(sum1, 3))), 1);
+    schedule_free(s);
+    /* a permute that moves data, a flip, a shrink: the reduction gets its own kernel */
+    const UOp *sum2 = reduce(OP_ADD, RESHAPE(bufA, 2, 3, 2), (int64_t[]){2}, 1);   /* (2, 3, 1) */
+    s = check_against_reference(sink1(with_arg_ints(OP_PERMUTE, sum2, (int64_t[]){1, 0, 2}, 3)), 2);
+    assert_int_equal(s->bufs[1].kind, SBUF_TMP);
+    schedule_free(s);
+    s = check_against_reference(sink1(with_arg_ints(OP_FLIP, sum1, (int64_t[]){1, 0}, 2)), 2);
+    schedule_free(s);
+    s = check_against_reference(sink1(shrink(sum1, (int64_t[]){1, 0}, (int64_t[]){3, 1}, 2)), 2);
+    schedule_free(s);
+    /* CONTIGUOUS is a kernel of its own, read by the next */
+    const UOp *cont = uop_new(c, OP_CONTIGUOUS, DT_FLOAT32, &a, 1, NULL);
+    s = check_against_reference(sink1(bin(OP_ADD, cont, full2(1, 3, 4))), 2);
+    assert_string_equal(s->bufs[1].name, "tmp0");
+    assert_ptr_equal(s->bufs[1].source, cont);
+    schedule_free(s);
+    /* an input as an output: a copy kernel; one node twice: one buffer */
+    const UOp *two[2] = {bufA, bufA};
+    s = check_against_reference(uop_sink(c, two, 2), 1);
+    assert_int_equal(s->outputs[0], s->outputs[1]);
+    assert_ptr_equal(s->bufs[0].source, bufA);
+    schedule_free(s);
+    /* a shared elementwise node feeding two outputs: each kernel computes it */
+    const UOp *e = uop_unary(c, OP_SQRT, RESHAPE(bufB, 3, 4));
+    const UOp *pair[2] = {bin(OP_ADD, e, a), reduce(OP_ADD, e, (int64_t[]){0, 1}, 2)};
+    s = check_against_reference(uop_sink(c, pair, 2), 2);
+    schedule_free(s);
+}
+
+static void test_errors_name_the_node(void **st) {
+    (void)st;
+    make_inputs(12);
+    char err[256];
+    char want[32];
+    /* a bad reshape */
+    const UOp *bad = RESHAPE(bufA, 5, 3);
+    assert_null(schedule_build(c, sink1(bad), err, sizeof err));
+    snprintf(want, sizeof want, "%%%u", bad->id);
+    assert_non_null(strstr(err, "bad reshape"));
+    assert_non_null(strstr(err, want));
+    /* not a SINK */
+    const UOp *a = RESHAPE(bufA, 3, 4);
+    assert_null(schedule_build(c, a, err, sizeof err));
+    snprintf(want, sizeof want, "%%%u (RESHAPE)", a->id);
+    assert_non_null(strstr(err, want));
+    /* an op the scheduler does not know */
+    const UOp *bc = uop_new(c, OP_BITCAST, DT_INT32, &a, 1, NULL);
+    assert_null(schedule_build(c, sink1(bc), err, sizeof err));
+    snprintf(want, sizeof want, "%%%u (BITCAST)", bc->id);
+    assert_non_null(strstr(err, "does not know"));
+    assert_non_null(strstr(err, want));
+    /* a reduce op that is not ADD/MAX/MUL */
+    const UOp *rs = reduce(OP_SUB, a, (int64_t[]){1}, 1);
+    assert_null(schedule_build(c, sink1(rs), err, sizeof err));
+    snprintf(want, sizeof want, "%%%u (REDUCE_AXIS)", rs->id);
+    assert_non_null(strstr(err, want));
+    /* a SINK source that is not a tensor */
+    const UOp *v = uop_var(c, "n", 1, 4);
+    assert_null(schedule_build(c, sink1(v), err, sizeof err));
+    snprintf(want, sizeof want, "%%%u", v->id);
+    assert_non_null(strstr(err, want));
+    assert_null(schedule_build(c, NULL, err, sizeof err));
+}
+
+static void test_fast(void **st) {
+    (void)st;
+    make_inputs(9);
+    char err[256];
+    const UOp *sink = sink1(matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3)));
+    schedule_free(schedule_build(c, sink, err, sizeof err)); /* builds the sym rule sets once */
+    struct timespec t0, t1;
+    int runs = 200;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < runs; i++) {
+        Schedule *s = schedule_build(c, sink, err, sizeof err);
+        assert_non_null(s);
+        schedule_free(s);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / runs;
+#if defined(__SANITIZE_ADDRESS__)
+    double limit = 10;
+#else
+    double limit = 1;
+#endif
+    if (ms >= limit) fail_msg("the 3x3 matmul took %.3f ms to schedule (limit %.1f)", ms, limit);
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = malloc((size_t)n + 1);
+    size_t got = fread(t, 1, (size_t)n, f);
+    t[got] = 0;
+    fclose(f);
+    return t;
+}
+
+/* u with the RANGEs in from[] replaced by to[] */
+static const UOp *replace_ranges(const UOp *u, const UOp *const *from, const UOp *const *to, int n) {
+    for (int i = 0; i < n; i++)
+        if (u == from[i]) return to[i];
+    if (!u->nsrc) return u;
+    const UOp *src[16];
+    assert_true(u->nsrc <= 16);
+    for (int i = 0; i < u->nsrc; i++) src[i] = replace_ranges(u->src[i], from, to, n);
+    return uop_with_src(c, u, src, u->nsrc);
+}
+
+/* the kernel with its ranges numbered by role: the END's ranges in order,
+ * then the REDUCE's; index expressions simplified with sym */
+static const UOp *canonical_kernel(const UOp *k) {
+    const UOp *end = k->src[0];
+    assert_int_equal(uop_op(end), OP_END);
+    const UOp *store = end->src[0], *red = store->src[1];
+    assert_int_equal(uop_op(red), OP_REDUCE);
+    const UOp *from[8], *to[8];
+    int n = 0;
+    for (int i = 1; i < end->nsrc; i++, n++) from[n] = end->src[i];
+    for (int i = 1; i < red->nsrc; i++, n++) from[n] = red->src[i];
+    for (int i = 0; i < n; i++) {
+        const Arg *a = from[i]->arg;
+        to[i] = uop_range(c, from[i]->src[0], 100 + i, a->items[a->n - 1]->v.axis);
+    }
+    const UOp *r = replace_ranges(k, from, to, n);
+    return uop_simplify(c, r, "sym", NULL);
+}
+
+static void test_matmul_matches_tinygrad_ast(void **st) {
+    (void)st;
+    char err[512];
+    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
+    assert_non_null(text);
+    const UOp *golden = uop_from_tinygrad(c, text, err, sizeof err);
+    free(text);
+    if (!golden) fail_msg("%s", err);
+    make_inputs(9);
+    Schedule *s = schedule_build(c, sink1(matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3))), err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    const UOp *mine = canonical_kernel(s->kernels[0].ast), *theirs = canonical_kernel(golden);
+    if (mine != theirs) {
+        StrBuf a, b;
+        sb_init(&a);
+        sb_init(&b);
+        uop_to_tinygrad(&a, s->kernels[0].ast);
+        uop_to_tinygrad(&b, golden);
+        fail_msg("the kernel differs from tinygrad's:\n%s\ntinygrad:\n%s", sb_str(&a), sb_str(&b));
+    }
+    /* the same ops, dtypes and DEFINE_GLOBAL order: A is buffer 1, B buffer 2 */
+    assert_int_equal(s->kernels[0].nbufs, 3);
+    assert_ptr_equal(s->bufs[s->kernels[0].bufs[1]].source, bufA);
+    assert_ptr_equal(s->bufs[s->kernels[0].bufs[2]].source, bufB);
+    schedule_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_matmul_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matmul_matches_tinygrad_ast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_elementwise_broadcast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_permuted_flipped_padded_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reductions_inner_and_outer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_softmax_three_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_composites, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep_graphs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_format_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steps_and_traces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_realize_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_name_the_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
+    };
+    int rc = cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
+    sym_rulesets_free();
+    return rc;
+}

@@ -74,8 +74,8 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         const char *name, *call;
         int nargs; /* integer arguments allowed; -1: one optional file name */
     } cmds[] = {
-        {"stages", "k:stages()", 0}, {"step", "k:step()", 0},    {"back", "k:back()", 0},
-        {"goto", "k:seek(%s)", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
+        {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
+        {"goto", "print(k:seek(%s))", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
         {"rules", "k:rules(%s)", 1}, {"dot", "k:dot(%s)", -1},   {"llvm", "k:llvm()", 0},
         {"asm", "k:asm()", 0},       {"run", "k:program():run{validate=true}", 0},
     };

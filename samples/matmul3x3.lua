@@ -21,7 +21,7 @@ print("\n-- every stage")
 k:stages()
 
 print("\n-- stage 15 (lower index dtype): what it changed")
-k:seek(15)
+print(k:seek(15))
 k:diff()
 
 print("\n-- run through the JIT, validated")
@@ -33,7 +33,7 @@ local C2 = A:matmul(B)
 local p2 = uop.compile(C2)
 local k2 = p2:kernel(1)
 k2:opts{{"UPCAST", 1, 3}}
-k2:seek(9)
+print(k2:seek(9))
 k2:diff(8, 9)
 p2:run{validate = true}
 print(C2)

@@ -40,34 +40,43 @@ row("schedule + 22 stages: matmul 3x3", ms, "ms", nk .. " kernel")
 ms, nk = pipeline_ms(function() return a512:matmul(b512) end, 20)
 row("schedule + 22 stages: matmul 512x512", ms, "ms", nk .. " kernel")
 ms, nk = pipeline_ms(function() return x_conv:conv2d(w_conv, {padding = 1}) end, 20)
-row("schedule + 22 stages: conv2d 1x32x56x56, 64 3x3", ms, "ms", nk .. " kernel")
+row("schedule + 22 stages: conv2d 32x56x56, 64x3x3", ms, "ms", nk .. " kernel")
 
 local k = uop.compile(a512:matmul(b512)):kernel(1)
 local total, render, opt, jit = k:compile_ms()
 row("LLVM compile: matmul 512 kernel", total, "ms",
     string.format("render %.1f, O2 %.1f, JIT %.1f", render, opt, jit))
 
--- kernel throughput: compile once, then time runs
-local function run_best(t, n)
+-- kernel throughput: p:time compiles once, then times whole-program runs
+-- on outputs allocated once (tmp buffers are allocated and freed per run, as
+-- the program's plan says)
+local function timed(t, n, opts)
   local p = uop.compile(t)
-  p:run()
-  return best(n, function() p:run() end)
+  if opts then p:kernel(1):opts(opts) end
+  return p:time(n), p
 end
 
+local a512m = a512:matmul(b512)
+local t = timed(a512m, 3)
+row("matmul 512x512 float32, no opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
+t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}})
+row("matmul 512x512 float32, UPCAST 8x4", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
+
 local a1k, b1k = Tensor.rand(1024, 1024), Tensor.rand(1024, 1024)
-local t = run_best(a1k:matmul(b1k), 2)
-row("matmul 1024x1024 float32", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
+local m1k = a1k:matmul(b1k)
+t = timed(m1k, 1)
+row("matmul 1024x1024 float32, no opts", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
+t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}})
+row("matmul 1024x1024 float32, UPCAST 16x2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
 
 local n = 1024 * 1024
 local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
-t = run_best(x1m + y1m, 5)
-row("add 1M float32", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.2f ms", t))
-t = run_best(x1m:sum(), 5)
-row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.2f ms", t))
-local s = Tensor.rand(64, 4096)
-local p = uop.compile(s:softmax(1))
-p:run()
-t = best(5, function() p:run() end)
+t = timed(x1m + y1m, 10)
+row("add 1M float32", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
+t = timed(x1m:sum(), 10)
+row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
+local p
+t, p = timed(Tensor.rand(64, 4096):softmax(1), 10)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels")
-t = run_best(x_conv:conv2d(w_conv, {padding = 1}), 2)
-row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
+t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
+row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))

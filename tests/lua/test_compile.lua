@@ -140,3 +140,10 @@ T.test("indices past the int32 range get int64 (IR only, nothing allocated)", fu
   T.ok(small:listing(15):find("RANGE%s+int32"), "a 1000 loop counts in int32")
   T.ok(not small:listing(15):find("int64", 1, true), "and nothing else is int64")
 end)
+
+T.test("time gives the best wall-clock ms of whole-program runs", function()
+  local a = Tensor.new({1, 2, 3, 4}, "float32")
+  local t = uop.compile(a * 2):time(2)
+  T.ok(type(t) == "number" and t > 0 and t < 1000, "a small program runs in under a second: " .. tostring(t))
+  T.raises("at least one run", function() uop.compile(a * 2):time(0) end)
+end)

@@ -10,6 +10,7 @@
  * computed once per change of what it reads, like the hoisting the codegen
  * would do. */
 #include "ast_interp.h"
+#include "scalar_eval.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,141 +73,36 @@ static bool fail(Interp *in, const UOp *u, const char *fmt, ...) {
 
 /* ---- values in a dtype ---- */
 
-static double round_float(const DType *dt, double v) {
-    switch (dt->sk) {
-    case SK_FLOAT32: return (double)(float)v;
-    case SK_FLOAT16: return (double)(_Float16)v;
-    case SK_BFLOAT16: {
-        float f = (float)v;
-        if (isnan(f)) return v;
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000u;
-        memcpy(&f, &b, 4);
-        return (double)f;
-    }
-    default: return v;
-    }
-}
-
-static IVal from_float(const DType *dt, double f) {
-    IVal v = {0, 0, false};
-    if (dt_is_float(dt)) v.f = round_float(dt, f);
-    else if (dt_is_bool(dt)) v.i = f != 0;
-    else v.i = (isnan(f) || f >= 9.2e18 || f <= -9.2e18) ? 0 : dt_wrap_int(dt, (int64_t)f);
+static IVal from_scalar(ScalarVal x) {
+    IVal v = {x.f, x.i, false};
     return v;
 }
-
-static IVal from_int(const DType *dt, int64_t i) {
-    IVal v = {0, 0, false};
-    if (dt_is_float(dt)) v.f = round_float(dt, dt_is_unsigned(dt) ? (double)(uint64_t)i : (double)i);
-    else v.i = dt_wrap_int(dt, i);
-    return v;
+static ScalarVal to_scalar(IVal v) {
+    ScalarVal x = {v.f, v.i};
+    return x;
 }
+static IVal from_float(const DType *dt, double f) { return from_scalar(scalar_from_float(dt, f)); }
+static IVal from_int(const DType *dt, int64_t i) { return from_scalar(scalar_from_int(dt, i)); }
 
 static IVal convert(const DType *to, const DType *from, IVal x) {
     if (x.invalid) return x;
-    if (dt_is_float(from)) return from_float(to, x.f);
-    if (dt_is_unsigned(from) && dt_is_float(to)) return from_float(to, (double)(uint64_t)x.i);
-    return from_int(to, x.i);
+    return from_scalar(scalar_convert(to, from, to_scalar(x)));
 }
 
-static IVal read_elem(const DType *dt, const void *p, int64_t k) {
-    switch (dt->sk) {
-    case SK_BOOL: return from_int(dt, ((const unsigned char *)p)[k]);
-    case SK_INT8: return from_int(dt, ((const int8_t *)p)[k]);
-    case SK_UINT8: return from_int(dt, ((const uint8_t *)p)[k]);
-    case SK_INT16: return from_int(dt, ((const int16_t *)p)[k]);
-    case SK_UINT16: return from_int(dt, ((const uint16_t *)p)[k]);
-    case SK_INT32: return from_int(dt, ((const int32_t *)p)[k]);
-    case SK_UINT32: return from_int(dt, ((const uint32_t *)p)[k]);
-    case SK_INT64: case SK_INDEX: return from_int(dt, ((const int64_t *)p)[k]);
-    case SK_UINT64: return from_int(dt, (int64_t)((const uint64_t *)p)[k]);
-    case SK_FLOAT16: return from_float(dt, (double)((const _Float16 *)p)[k]);
-    case SK_FLOAT32: return from_float(dt, ((const float *)p)[k]);
-    case SK_FLOAT64: return from_float(dt, ((const double *)p)[k]);
-    default: return from_int(dt, 0);
-    }
-}
+static IVal read_elem(const DType *dt, const void *p, int64_t k) { return from_scalar(scalar_read(dt, p, (size_t)k)); }
 
 static bool write_elem(const DType *dt, void *p, int64_t k, IVal v) {
-    switch (dt->sk) {
-    case SK_BOOL: ((unsigned char *)p)[k] = v.i != 0; return true;
-    case SK_INT8: ((int8_t *)p)[k] = (int8_t)v.i; return true;
-    case SK_UINT8: ((uint8_t *)p)[k] = (uint8_t)v.i; return true;
-    case SK_INT16: ((int16_t *)p)[k] = (int16_t)v.i; return true;
-    case SK_UINT16: ((uint16_t *)p)[k] = (uint16_t)v.i; return true;
-    case SK_INT32: ((int32_t *)p)[k] = (int32_t)v.i; return true;
-    case SK_UINT32: ((uint32_t *)p)[k] = (uint32_t)v.i; return true;
-    case SK_INT64: case SK_INDEX: ((int64_t *)p)[k] = v.i; return true;
-    case SK_UINT64: ((uint64_t *)p)[k] = (uint64_t)v.i; return true;
-    case SK_FLOAT16: ((_Float16 *)p)[k] = (_Float16)v.f; return true;
-    case SK_FLOAT32: ((float *)p)[k] = (float)v.f; return true;
-    case SK_FLOAT64: ((double *)p)[k] = v.f; return true;
-    default: return false;
-    }
+    return scalar_write(dt, p, (size_t)k, to_scalar(v));
 }
 
-/* ---- ALU semantics (the tensor reference's) ---- */
+/* ---- ALU semantics (shared with the tensor reference) ---- */
 
 static bool alu(Interp *in, const UOp *u, const IVal *s, IVal *out) {
-    const DType *dt = u->dtype, *sdt = u->src[0]->dtype;
-    Op op = uop_op(u);
-    bool fl = dt_is_float(sdt);
-    if (op_is(op, OPF_COMPARISON)) {
-        bool r;
-        if (fl) r = op == OP_CMPLT ? s[0].f < s[1].f : op == OP_CMPNE ? s[0].f != s[1].f : s[0].f == s[1].f;
-        else if (dt_is_unsigned(sdt) && op == OP_CMPLT) r = (uint64_t)s[0].i < (uint64_t)s[1].i;
-        else r = op == OP_CMPLT ? s[0].i < s[1].i : op == OP_CMPNE ? s[0].i != s[1].i : s[0].i == s[1].i;
-        *out = from_int(dt, r);
-        return true;
-    }
-    if (fl) {
-        double a = s[0].f, b = u->nsrc > 1 ? s[1].f : 0, r;
-        switch (op) {
-        case OP_ADD: r = a + b; break;
-        case OP_SUB: r = a - b; break;
-        case OP_MUL: r = a * b; break;
-        case OP_FDIV: r = a / b; break;
-        case OP_MAX: r = a > b ? a : (b > a ? b : (isnan(a) ? a : b)); break;
-        case OP_NEG: r = -a; break;
-        case OP_RECIPROCAL: r = 1.0 / a; break;
-        case OP_SQRT: r = sqrt(a); break;
-        case OP_EXP2: r = exp2(a); break;
-        case OP_LOG2: r = log2(a); break;
-        case OP_SIN: r = sin(a); break;
-        case OP_TRUNC: r = trunc(a); break;
-        case OP_POW: r = pow(a, b); break;
-        case OP_MULACC: r = a * b + s[2].f; break;
-        default: return fail(in, u, "no float semantics for %s", op_name(op));
-        }
-        *out = from_float(dt, r);
-        return true;
-    }
-    uint64_t a = (uint64_t)s[0].i, b = u->nsrc > 1 ? (uint64_t)s[1].i : 0;
-    int64_t r;
-    switch (op) {
-    case OP_ADD: r = (int64_t)(a + b); break;
-    case OP_SUB: r = (int64_t)(a - b); break;
-    case OP_MUL: r = (int64_t)(a * b); break;
-    case OP_NEG: r = (int64_t)(0 - a); break;
-    case OP_MULACC: r = (int64_t)(a * b + (uint64_t)s[2].i); break;
-    case OP_AND: r = (int64_t)(a & b); break;
-    case OP_OR: r = (int64_t)(a | b); break;
-    case OP_XOR: r = (int64_t)(a ^ b); break;
-    case OP_SHL: r = b >= 64 ? 0 : (int64_t)(a << b); break;
-    case OP_SHR: r = b >= 64 ? 0 : dt_is_unsigned(dt) ? (int64_t)(a >> b) : s[0].i >> b; break;
-    case OP_MAX: r = dt_is_unsigned(dt) ? (int64_t)(a > b ? a : b) : (s[0].i > s[1].i ? s[0].i : s[1].i); break;
-    case OP_IDIV:
-    case OP_MOD:
-        if (b == 0) return fail(in, u, "integer division by zero");
-        if (dt_is_unsigned(dt)) r = (int64_t)(op == OP_IDIV ? a / b : a % b);
-        else if (s[0].i == INT64_MIN && s[1].i == -1) r = op == OP_IDIV ? INT64_MIN : 0;
-        else r = op == OP_IDIV ? s[0].i / s[1].i : s[0].i % s[1].i;
-        break;
-    default: return fail(in, u, "no integer semantics for %s", op_name(op));
-    }
-    *out = from_int(dt, r);
+    ScalarVal sv[3] = {{0, 0}, {0, 0}, {0, 0}}, r;
+    for (int i = 0; i < u->nsrc && i < 3; i++) sv[i] = to_scalar(s[i]);
+    const char *why = scalar_alu(uop_op(u), u->dtype, u->src[0]->dtype, u->nsrc, sv, &r);
+    if (why) return fail(in, u, "%s (%s)", why, op_name(uop_op(u)));
+    *out = from_scalar(r);
     return true;
 }
 

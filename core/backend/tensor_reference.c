@@ -8,12 +8,13 @@
  * work: buffers, constants, reductions, CONTIGUOUS, and nodes with several
  * users (so shared subgraphs are not recomputed per element). */
 #include "tensor_reference.h"
+#include "scalar_eval.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct RVal { double f; int64_t i; } RVal;
+typedef ScalarVal RVal;
 
 typedef struct RNode {
     const UOp *u;
@@ -40,51 +41,8 @@ static void fail(Ref *r, const UOp *u, const char *what) {
     snprintf(r->err, r->errlen, "reference: %s at node %%%u (%s)", what, u->id, op_name(uop_op(u)));
 }
 
-/* rounds a double to the precision of a float dtype */
-static double round_float(const DType *dt, double v) {
-    switch (dt->sk) {
-    case SK_FLOAT32: return (double)(float)v;
-    case SK_FLOAT16: return (double)(_Float16)v;
-    case SK_BFLOAT16: {
-        float f = (float)v;
-        if (isnan(f)) return v;
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000u;
-        memcpy(&f, &b, 4);
-        return (double)f;
-    }
-    default: return v;
-    }
-}
-
 static RVal make_val(const DType *dt, double f, int64_t i, bool from_float) {
-    RVal v = {0, 0};
-    if (dt_is_float(dt)) v.f = round_float(dt, from_float ? f : (double)i);
-    else if (dt_is_bool(dt)) v.i = from_float ? f != 0 : i != 0;
-    else if (from_float) {
-        /* C truncation; out of range or NaN has no defined value, use 0 */
-        v.i = (isnan(f) || f >= 9.2e18 || f <= -9.2e18) ? 0 : dt_wrap_int(dt, (int64_t)f);
-    } else v.i = dt_wrap_int(dt, i);
-    return v;
-}
-
-static RVal read_buffer(const DType *dt, const void *p, size_t k) {
-    switch (dt->sk) {
-    case SK_BOOL: return make_val(dt, 0, ((const unsigned char *)p)[k], false);
-    case SK_INT8: return make_val(dt, 0, ((const int8_t *)p)[k], false);
-    case SK_UINT8: return make_val(dt, 0, ((const uint8_t *)p)[k], false);
-    case SK_INT16: return make_val(dt, 0, ((const int16_t *)p)[k], false);
-    case SK_UINT16: return make_val(dt, 0, ((const uint16_t *)p)[k], false);
-    case SK_INT32: return make_val(dt, 0, ((const int32_t *)p)[k], false);
-    case SK_UINT32: return make_val(dt, 0, ((const uint32_t *)p)[k], false);
-    case SK_INT64: case SK_INDEX: return make_val(dt, 0, ((const int64_t *)p)[k], false);
-    case SK_UINT64: return make_val(dt, 0, (int64_t)((const uint64_t *)p)[k], false);
-    case SK_FLOAT16: return make_val(dt, (double)((const _Float16 *)p)[k], 0, true);
-    case SK_FLOAT32: return make_val(dt, ((const float *)p)[k], 0, true);
-    case SK_FLOAT64: return make_val(dt, ((const double *)p)[k], 0, true);
-    default: return make_val(dt, 0, 0, false);
-    }
+    return from_float ? scalar_from_float(dt, f) : scalar_from_int(dt, i);
 }
 
 static size_t ravel(const Shape *s, const int64_t *idx) {
@@ -101,66 +59,11 @@ static void unravel(const Shape *s, size_t k, int64_t *idx) {
 }
 
 static RVal alu(Ref *r, const UOp *u, const RVal *s, const DType *sdt) {
-    const DType *dt = u->dtype;
-    Op op = uop_op(u);
-    bool fl = dt_is_float(sdt);
     RVal z = {0, 0};
-    if (op_is(op, OPF_COMPARISON)) {
-        bool res;
-        if (fl) res = op == OP_CMPLT ? s[0].f < s[1].f : op == OP_CMPNE ? s[0].f != s[1].f : s[0].f == s[1].f;
-        else if (dt_is_unsigned(sdt))
-            res = op == OP_CMPLT ? (uint64_t)s[0].i < (uint64_t)s[1].i : op == OP_CMPNE ? s[0].i != s[1].i : s[0].i == s[1].i;
-        else res = op == OP_CMPLT ? s[0].i < s[1].i : op == OP_CMPNE ? s[0].i != s[1].i : s[0].i == s[1].i;
-        return make_val(dt, 0, res, false);
-    }
-    if (op == OP_WHERE) return s[0].i ? s[1] : s[2];
-    if (fl) {
-        double a = s[0].f, b = u->nsrc > 1 ? s[1].f : 0, res;
-        switch (op) {
-        case OP_ADD: res = a + b; break;
-        case OP_SUB: res = a - b; break;
-        case OP_MUL: res = a * b; break;
-        case OP_FDIV: res = a / b; break;
-        case OP_MAX: res = a > b ? a : (b > a ? b : (isnan(a) ? a : b)); break;
-        case OP_NEG: res = -a; break;
-        case OP_RECIPROCAL: res = 1.0 / a; break;
-        case OP_SQRT: res = sqrt(a); break;
-        case OP_EXP2: res = exp2(a); break;
-        case OP_LOG2: res = log2(a); break;
-        case OP_SIN: res = sin(a); break;
-        case OP_TRUNC: res = trunc(a); break;
-        case OP_POW: res = pow(a, b); break;
-        case OP_MULACC: res = a * b + s[2].f; break;
-        default: fail(r, u, "no float semantics for this op"); return z;
-        }
-        return make_val(dt, res, 0, true);
-    }
-    uint64_t a = (uint64_t)s[0].i, b = u->nsrc > 1 ? (uint64_t)s[1].i : 0;
-    int64_t res;
-    switch (op) {
-    case OP_ADD: res = (int64_t)(a + b); break;
-    case OP_SUB: res = (int64_t)(a - b); break;
-    case OP_MUL: res = (int64_t)(a * b); break;
-    case OP_NEG: res = (int64_t)(0 - a); break;
-    case OP_MULACC: res = (int64_t)(a * b + (uint64_t)s[2].i); break;
-    case OP_AND: res = (int64_t)(a & b); break;
-    case OP_OR: res = (int64_t)(a | b); break;
-    case OP_XOR: res = (int64_t)(a ^ b); break;
-    case OP_SHL: res = b >= 64 ? 0 : (int64_t)(a << b); break;
-    case OP_SHR: res = b >= 64 ? 0 : dt_is_unsigned(dt) ? (int64_t)(a >> b) : s[0].i >> b; break;
-    case OP_MAX:
-        res = dt_is_unsigned(dt) ? (int64_t)(a > b ? a : b) : (s[0].i > s[1].i ? s[0].i : s[1].i);
-        break;
-    case OP_IDIV:
-    case OP_MOD:
-        if (b == 0) { fail(r, u, "integer division by zero"); return z; }
-        if (dt_is_unsigned(dt)) res = (int64_t)(op == OP_IDIV ? a / b : a % b);
-        else if (s[0].i == INT64_MIN && s[1].i == -1) res = op == OP_IDIV ? INT64_MIN : 0;
-        else res = op == OP_IDIV ? s[0].i / s[1].i : s[0].i % s[1].i;
-        break;
-    default: fail(r, u, "no integer semantics for this op"); return z;
-    }
-    return make_val(dt, 0, res, false);
+    if (uop_op(u) == OP_WHERE) return s[0].i ? s[1] : s[2];
+    const char *why = scalar_alu(uop_op(u), u->dtype, sdt, u->nsrc, s, &z);
+    if (why) fail(r, u, why);
+    return z;
 }
 
 static RVal eval_at(Ref *r, int k, const int64_t *idx, int depth);
@@ -279,7 +182,7 @@ static bool materialise(Ref *r, int k) {
     if (uop_op(u) == OP_BUFFER) {
         const void *p = r->buffers ? r->buffers(r->ud, u) : NULL;
         if (!p) { free(data); fail(r, u, "no data for this buffer"); return false; }
-        for (size_t e = 0; e < numel; e++) data[e] = read_buffer(u->dtype, p, e);
+        for (size_t e = 0; e < numel; e++) data[e] = scalar_read(u->dtype, p, e);
     } else if (uop_op(u) == OP_CONST) {
         const Arg *a = u->arg;
         if (a->kind == ARG_FLOAT) data[0] = make_val(u->dtype, a->v.f, 0, true);

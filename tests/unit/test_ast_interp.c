@@ -52,18 +52,7 @@ static void run_ok(const UOp *k, void **bufs, const int64_t *sizes, int n) {
     if (!ast_interp_run(k, bufs, sizes, n, err, sizeof err)) fail_msg("%s", err);
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    size_t got = fread(t, 1, (size_t)n, f);
-    t[got] = 0;
-    fclose(f);
-    return t;
-}
+#include "test_files.h"
 
 static void test_tinygrad_matmul_ast(void **st) {
     (void)st;

@@ -525,18 +525,7 @@ static void test_fast(void **st) {
     if (ms >= limit) fail_msg("the 3x3 matmul took %.3f ms to schedule (limit %.1f)", ms, limit);
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    size_t got = fread(t, 1, (size_t)n, f);
-    t[got] = 0;
-    fclose(f);
-    return t;
-}
+#include "test_files.h"
 
 /* u with the RANGEs in from[] replaced by to[] */
 static const UOp *replace_ranges(const UOp *u, const UOp *const *from, const UOp *const *to, int n) {

@@ -68,6 +68,8 @@ static void push_kernel(lua_State *L, int prog_idx, int i) {
     luaL_setmetatable(L, KERNEL_MT);
 }
 
+static int parse_opts(lua_State *L, int idx, KernelOpt *out);
+
 /* ---- uop.compile ---- */
 
 /* A tensor (a table with a `uop` field) or a UOp at idx; NULL otherwise. */
@@ -103,6 +105,16 @@ static int l_compile(lua_State *L) {
     } else {
         return luaL_argerror(L, 1, "a tensor, a UOp, or a list of them expected");
     }
+    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}} */
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_pushnil(L);
+        while (lua_next(L, 2)) {
+            lua_pop(L, 1);
+            if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "kernel_opts"))
+                return luaL_error(L, "uop.compile: unknown option %s (known: kernel_opts)", luaL_tolstring(L, -1, NULL));
+        }
+    }
     const UOp *sink = uop_sink(c, outs, n);
     if (!sink) return luop_ctx_error(L);
     char err[1024];
@@ -120,6 +132,21 @@ static int l_compile(lua_State *L) {
         p->kps[i] = pipeline_new(c, s->kernels[i].name, s->kernels[i].ast);
         if (!p->kps[i]) return luaL_error(L, "out of memory");
     }
+    if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
+        luaL_checktype(L, -1, LUA_TTABLE);
+        int t = lua_gettop(L);
+        lua_pushnil(L);
+        while (lua_next(L, t)) {
+            if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > p->nk)
+                return luaL_error(L, "uop.compile: kernel_opts: no kernel %s (the program has %d)",
+                                  luaL_tolstring(L, -2, NULL), p->nk);
+            KernelOpt opts[32];
+            int no = parse_opts(L, -1, opts);
+            pipeline_set_opts(p->kps[lua_tointeger(L, -2) - 1], opts, no);
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, lua_gettop(L) - (lua_type(L, 2) == LUA_TTABLE ? 1 : 0));
     if (p->nk > 0) {
         push_kernel(L, -1, 0);
         set_current(L, lua_gettop(L));
@@ -670,6 +697,42 @@ static int k_dot(lua_State *L) {
     return 1;
 }
 
+/* Reads opts from the table at idx: {{"UPCAST", axis, amount}, ...} or a
+ * single flat {"UPCAST", axis, amount}; returns how many. */
+static int parse_opts(lua_State *L, int idx, KernelOpt *out) {
+    idx = lua_absindex(L, idx);
+    luaL_checktype(L, idx, LUA_TTABLE);
+    int n = (int)luaL_len(L, idx);
+    if (n > 32) return luaL_error(L, "at most 32 opts");
+    /* a single opt may be given flat: k:opts{"UPCAST", 1, 3} */
+    lua_geti(L, idx, 1);
+    bool flat = lua_type(L, -1) == LUA_TSTRING;
+    lua_pop(L, 1);
+    if (flat) n = 1;
+    for (int i = 0; i < n; i++) {
+        if (!flat) {
+            lua_geti(L, idx, i + 1);
+            if (lua_type(L, -1) != LUA_TTABLE)
+                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\", axis, amount}", i + 1);
+        } else {
+            lua_pushvalue(L, idx);
+        }
+        int t = lua_gettop(L);
+        lua_geti(L, t, 1);
+        lua_geti(L, t, 2);
+        lua_geti(L, t, 3);
+        const char *op = lua_tostring(L, -3);
+        if (!op || !opt_op_from_name(op, &out[i].op))
+            return luaL_error(L, "opt %d: unknown opt %s (UPCAST or UNROLL)", i + 1, op ? op : "(not a string)");
+        if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
+            return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
+        out[i].axis = (int)lua_tointeger(L, -2);
+        out[i].amount = (int)lua_tointeger(L, -1);
+        lua_pop(L, 4);
+    }
+    return n;
+}
+
 /* k:opts{{"UPCAST", axis, amount}, ...} sets; k:opts() returns them */
 static int k_opts(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
@@ -689,36 +752,8 @@ static int k_opts(lua_State *L) {
         }
         return 1;
     }
-    luaL_checktype(L, 2, LUA_TTABLE);
     KernelOpt opts[32];
-    int n = (int)luaL_len(L, 2);
-    if (n > 32) return luaL_error(L, "at most 32 opts");
-    /* a single opt may be given flat: k:opts{"UPCAST", 1, 3} */
-    lua_geti(L, 2, 1);
-    bool flat = lua_type(L, -1) == LUA_TSTRING;
-    lua_pop(L, 1);
-    if (flat) n = 1;
-    for (int i = 0; i < n; i++) {
-        if (!flat) {
-            lua_geti(L, 2, i + 1);
-            if (lua_type(L, -1) != LUA_TTABLE)
-                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\", axis, amount}", i + 1);
-        } else {
-            lua_pushvalue(L, 2);
-        }
-        int t = lua_gettop(L);
-        lua_geti(L, t, 1);
-        lua_geti(L, t, 2);
-        lua_geti(L, t, 3);
-        const char *op = lua_tostring(L, -3);
-        if (!op || !opt_op_from_name(op, &opts[i].op))
-            return luaL_error(L, "opt %d: unknown opt %s (UPCAST or UNROLL)", i + 1, op ? op : "(not a string)");
-        if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
-            return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
-        opts[i].axis = (int)lua_tointeger(L, -2);
-        opts[i].amount = (int)lua_tointeger(L, -1);
-        lua_pop(L, 4);
-    }
+    int n = parse_opts(L, 2, opts);
     pipeline_set_opts(kp, opts, n);
     set_current(L, 1);
     return 0;

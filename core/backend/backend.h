@@ -44,6 +44,13 @@ bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t e
 /* The same with an explicit core_id (for a thread pool). */
 bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen);
 
+/* How many core_ids the kernel is split over: the size of its SPECIAL
+ * (a THREAD axis); 1 when it is not split. */
+int kernel_threads(const Kernel *k);
+/* Runs core_ids 0..kernel_threads-1 concurrently (parallel.h) and returns
+ * when all are done; the same as kernel_run for a kernel that is not split. */
+bool kernel_run_parallel(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen);
+
 /* LLVM IR text before (as rendered) or after optimisation. */
 const char *kernel_ir(const Kernel *k, bool optimised);
 /* Host assembly of the optimised module, computed on the first call; NULL

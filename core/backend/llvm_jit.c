@@ -4,6 +4,7 @@
  * before and after, host assembly on request, and ORC LLJIT (one JIT
  * instance per kernel, so freeing a kernel frees its code). */
 #include "backend.h"
+#include "parallel.h"
 #include "llvm_render.h"
 
 #include <pthread.h>
@@ -30,6 +31,7 @@ struct Kernel {
     double render_ms, optimise_ms, jit_ms;
     LLVMOrcLLJITRef jit;
     EntryFn entry;
+    int threads;          /* core_ids the kernel is split over (SPECIAL's size), 1 if none */
 };
 
 /* ---- host target, set up once ---- */
@@ -155,6 +157,13 @@ Kernel *kernel_compile(const char *name, const UOp *const *lst, size_t n, char *
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    k->threads = 1;
+    for (size_t i = 0; i < n; i++) {
+        int64_t size;
+        if (uop_op(lst[i]) == OP_SPECIAL && lst[i]->nsrc == 1 && uop_const_int_value(lst[i]->src[0], &size) &&
+            size > k->threads && size <= 1024)
+            k->threads = (int)size;
+    }
     double t0 = now_ms();
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
@@ -226,6 +235,34 @@ bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_i
 
 bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen) {
     return kernel_run_core(k, bufs, vars, 0, err, errlen);
+}
+
+int kernel_threads(const Kernel *k) { return k ? k->threads : 1; }
+
+typedef struct ParallelRun {
+    Kernel *k;
+    void **bufs;
+    const int32_t *vars;
+} ParallelRun;
+
+static void run_core(void *ud, int core_id) {
+    ParallelRun *r = ud;
+    r->k->entry(r->bufs, r->vars, core_id);
+}
+
+bool kernel_run_parallel(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen) {
+    /* check the arguments once, running core 0; then the other cores */
+    if (!k || k->threads <= 1) return kernel_run_core(k, bufs, vars, 0, err, errlen);
+    char scratch[256];
+    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+    if (!k->entry) { snprintf(err, errlen, "no compiled kernel"); return false; }
+    if (k->sig.nbuf && !bufs) { snprintf(err, errlen, "%s needs %d buffers, got none", k->name, k->sig.nbuf); return false; }
+    for (int i = 0; i < k->sig.nbuf; i++)
+        if (!bufs[i]) { snprintf(err, errlen, "%s: buffer %d (data%lld) is missing", k->name, i, (long long)k->sig.bufs[i].arg); return false; }
+    if (k->sig.nvar) { snprintf(err, errlen, "%s: a kernel split over cores with variables is not supported", k->name); return false; }
+    ParallelRun r = {k, bufs, vars};
+    parallel_for(k->threads, run_core, &r);
+    return true;
 }
 
 /* ---- text ---- */

@@ -70,7 +70,7 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
                      k->name);
             goto done;
         }
-        if (!kernel_run(kern, args, NULL, msg, sizeof msg)) {
+        if (!kernel_run_parallel(kern, args, NULL, msg, sizeof msg)) {
             snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
             goto done;
         }

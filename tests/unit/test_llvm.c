@@ -653,6 +653,32 @@ static void test_special_core_id_and_local(void **state) {
     uctx_free(p.c);
 }
 
+/* ---- a kernel split over 4 cores: each core_id writes its own quarter ---- */
+
+static void test_parallel_cores(void **state) {
+    (void)state;
+    Prog p = {.c = uctx_new()};
+    const UOp *out = glob(&p, 0, SK_INT32, 400);
+    const UOp *four = cint(&p, SK_INT32, 4);
+    const UOp *core = P(&p, uop_new(p.c, OP_SPECIAL, DT_INT32, &four, 1, arg_str(p.c, "gidx0")));
+    const UOp *r = rng(&p, cint(&p, SK_INT32, 100), 0, AXIS_LOOP);
+    const UOp *i = bin(&p, OP_ADD, bin(&p, OP_MUL, core, cint(&p, SK_INT32, 100)), r);
+    end(&p, st(&p, idx(&p, out, i), bin(&p, OP_MUL, i, cint(&p, SK_INT32, 3))), r);
+    Kernel *k = compile_ok(&p, "E_4_100");
+    assert_int_equal(kernel_threads(k), 4);
+    int32_t *o = buffer_alloc(DT_INT32, 400);
+    void *bufs[1] = {o};
+    char err[256];
+    if (!kernel_run_parallel(k, bufs, NULL, err, sizeof err)) fail_msg("%s", err);
+    for (int e = 0; e < 400; e++) assert_int_equal(o[e], 3 * e);
+    bufs[0] = NULL;
+    assert_false(kernel_run_parallel(k, bufs, NULL, err, sizeof err));
+    assert_string_equal(err, "E_4_100: buffer 0 (data0) is missing");
+    buffer_free(o);
+    kernel_free(k);
+    uctx_free(p.c);
+}
+
 /* ---- LLVM's verifier: a loop value used after its loop ---- */
 
 static void test_error_verifier(void **state) {
@@ -703,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_error_misc),
         cmocka_unit_test(test_more_ops),
         cmocka_unit_test(test_special_core_id_and_local),
+        cmocka_unit_test(test_parallel_cores),
         cmocka_unit_test(test_error_verifier),
         cmocka_unit_test(test_buffers),
     };

@@ -6,6 +6,7 @@
 #   make bench      benchmarks, printed as a table
 #   make deps       install missing Debian packages
 #   make fuzz-symbolic N=1000000   the symbolic engine's random checker
+#   make fuzz-pipeline N=1000 SEED=1   random tensor programs, compiled, run and validated
 #   make install    PREFIX=/usr/local
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -45,7 +46,7 @@ SCRIPT_OBJ := $(SCRIPT_SRC:%.c=$(BUILD)/%.o) $(LUA_EMBED:scripting/%.lua=$(BUILD
 REPL_OBJ := $(REPL_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-san test-only bench deps install clean fuzz-symbolic
+.PHONY: all run test test-san test-only bench deps install clean fuzz-symbolic fuzz-pipeline
 all: $(BUILD)/uopdb $(BUILD)/uopdb.so
 
 deps:
@@ -87,7 +88,7 @@ test-only: all $(UNIT_BIN)
 	@tests/run_all.sh $(BUILD)
 
 test-san:
-	@$(MAKE) --no-print-directory test SAN=1
+	@UOPDB_FUZZ_PROGRAMS=$${UOPDB_FUZZ_PROGRAMS:-40} $(MAKE) --no-print-directory test SAN=1
 
 $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS)
@@ -117,3 +118,8 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# the random checker of whole tensor programs, by hand: make fuzz-pipeline N=1000 SEED=1
+fuzz-pipeline: deps
+	@$(MAKE) --no-print-directory $(BUILD)/uopdb
+	@$(BUILD)/uopdb tests/fuzz/fuzz_pipeline.lua $(if $(filter command line,$(origin N)),$(N),1000) $(SEED)

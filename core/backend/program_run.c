@@ -29,7 +29,8 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
             }
         }
     }
-    for (int j = 0; j < s->noutputs; j++) data[s->outputs[j]] = outputs[j];
+    /* an output listed twice is computed into its first storage and copied to the others after */
+    for (int j = s->noutputs - 1; j >= 0; j--) data[s->outputs[j]] = outputs[j];
     for (int i = 0; i < s->nkernels; i++) {
         const SchedKernel *k = &s->kernels[i];
         /* allocate the tmp buffers this kernel is the first to use */
@@ -82,6 +83,11 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
                 owned[b] = false;
             }
         }
+    }
+    for (int j = 0; j < s->noutputs; j++) {
+        const SchedBuffer *sb = &s->bufs[s->outputs[j]];
+        if (data[s->outputs[j]] != outputs[j])
+            memcpy(outputs[j], data[s->outputs[j]], (size_t)sb->size * (size_t)dt_itemsize(sb->dtype));
     }
     ok = true;
 done:

@@ -152,6 +152,13 @@ static const UOp *try_merge(UCtx *c, const UOp *u, const UOp *r0, const UOp *r1)
     return graph_rewrite(c, x, merge_set, &o);
 }
 
+/* whether u (an END or REDUCE) still closes r */
+static bool closes(const UOp *u, const UOp *r) {
+    for (int i = early_range_start(uop_op(u)); i < u->nsrc; i++)
+        if (u->src[i] == r) return true;
+    return false;
+}
+
 static const UOp *merge_adjacent(const Match *m, void *ud) {
     (void)ud;
     UCtx *c = m->ctx;
@@ -178,6 +185,9 @@ static const UOp *merge_adjacent(const Match *m, void *ud) {
             if (is_end ? j != i + 1 : j == i) continue;
             const UOp *r0 = ended[i], *r1 = ended[j];
             if (uop_op(r0) != OP_RANGE || uop_op(r1) != OP_RANGE || axis_of(r0) != axis_of(r1)) continue;
+            /* a range an earlier merge replaced is gone: merging it again
+             * would only grow the other range (and the loop count) */
+            if (!closes(u, r0) || !closes(u, r1)) continue;
             if (!same_reduces(u, r0, r1)) continue;
             const UOp *nu = try_merge(c, u, r0, r1);
             if (!nu) {

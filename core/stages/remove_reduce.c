@@ -4,7 +4,8 @@
  *   acc  = DEFINE_REG (dtype.ptr(1, reg), arg = n-th accumulator)
  *   init = STORE(INDEX(AFTER(acc, ranges the value lives in), 0), identity)
  *   body = INDEX(AFTER(acc, init, reduce ranges), 0) op value lanes...
- *   out  = INDEX(AFTER(acc, END(STORE(INDEX(acc, 0), body), reduce ranges)), 0)
+ *   out  = INDEX(AFTER(acc, END(STORE(INDEX(AFTER(acc, init, reduce ranges), 0), body),
+ *                               reduce ranges)), 0)
  *
  * The INDEXes are value reads (stage 13 turns them into LOADs).  A vector
  * source wider than the REDUCE (an UNROLL the expander contracted) is first
@@ -79,7 +80,7 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
         }
     const UOp **parts = lst + 1;
     int nranges = red->nsrc - 1;
-    const UOp *acc = NULL, *zero = NULL;
+    const UOp *acc = NULL, *zero = NULL, *acc_read = NULL;
     if (nranges > 0) {
         /* ranges the value is inside, apart from the reduce ranges and those already ended in it */
         size_t nt = 0;
@@ -125,7 +126,7 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
             rewrite_fail(m, "REDUCE %%%u: building the accumulator: %s", red->id, uctx_error(c));
             return NULL;
         }
-        lst[0] = read;
+        lst[0] = acc_read = read;
         parts = lst;
         n++;
         ctx->acc_num++;
@@ -134,7 +135,10 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
     for (int i = 1; i < n; i++) ret = uop_binary(c, op, ret, parts[i]);
     free(lst);
     if (ret && nranges > 0) {
-        const UOp *ss[2] = {ub_index(c, red->dtype, acc, zero, NULL), ret};
+        /* the store goes through the same AFTER as the read: when the body
+         * folds to a constant (0 * x), the store still comes after the init
+         * and inside the reduce ranges */
+        const UOp *ss[2] = {acc_read, ret};
         const UOp *st = ub_node(c, OP_STORE, DT_VOID, ss, 2, NULL);
         const UOp **es = malloc((size_t)(nranges + 1) * sizeof *es);
         if (!es) { rewrite_fail(m, "out of memory"); return NULL; }

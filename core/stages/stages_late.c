@@ -333,11 +333,20 @@ static const UOp *load_with_alt(UCtx *c, const UOp *l, const UOp *alt, const DTy
     return ub_cast(c, r, out);
 }
 
+/* whether a, cast to the load's dtype and back, is still a: the alt value
+ * goes through the load's dtype (3 through a bool load would come back 1) */
+static bool alt_survives(UCtx *c, const UOp *a, const UOp *l) {
+    if (a->dtype == l->dtype) return true;
+    if (uop_op(a) != OP_CONST) return false;
+    const UOp *back = ub_cast(c, ub_cast(c, a, l->dtype), a->dtype);
+    return back && uop_simplify(c, back, "symbolic", NULL) == a;
+}
+
 /* c.where(gated load by c, a) -> the load with alt a */
 static const UOp *where_gated_load_then(const Match *m, void *ud) {
     (void)ud;
     const UOp *l = NULL, *g = load_gate(GET("l"), &l);
-    if (!g || g != GET("c")) return NULL;
+    if (!g || g != GET("c") || !alt_survives(CTX, GET("a"), l)) return NULL;
     return load_with_alt(CTX, l, GET("a"), GET("a")->dtype);
 }
 
@@ -348,6 +357,7 @@ static const UOp *where_gated_load_else(const Match *m, void *ud) {
     if (!g || uop_op(g) != OP_CMPNE || g->src[0] != c) return NULL;
     const UOp *t;
     if (!(t = g->src[1]) || uop_op(t) != OP_CONST || !t->arg || t->arg->kind != ARG_BOOL || !t->arg->v.b) return NULL;
+    if (!alt_survives(CTX, GET("a"), l)) return NULL;
     return load_with_alt(CTX, l, GET("a"), GET("a")->dtype);
 }
 

@@ -159,3 +159,11 @@ T.test("compile takes opts per kernel", function()
   T.raises("no kernel 2", function() uop.compile(A + 1, {kernel_opts = {[2] = {}}}) end)
   T.raises("unknown option", function() uop.compile(A + 1, {beam = 2}) end)
 end)
+
+T.test("the same tensor twice as outputs fills both", function()
+  local v = Tensor.new({1, 2, 3}, "float32") + 1
+  local outs, rep = uop.compile({v, v}):run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  T.eq(uop.buffer_values(outs[1])[3], 4.0)
+  T.eq(uop.buffer_values(outs[2])[3], 4.0)
+end)

@@ -144,7 +144,8 @@ static void test_remove_reduce_accumulator(void **state) {
     const UOp *z = i32(0);
     const UOp *init = store(val_index(acc, z), kf(0.0));
     const UOp *cur = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, r), z);
-    const UOp *upd = end1(store(val_index(acc, z), bin(OP_ADD, cur, v)), r);
+    /* (one difference: the update stores through the read's AFTER, so it stays after the init) */
+    const UOp *upd = end1(store(cur, bin(OP_ADD, cur, v)), r);
     const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, upd), z);
     expect_same(got, sink1(store(ptr_index(d0, idx(0)), total)));
 }
@@ -172,7 +173,7 @@ static void test_remove_reduce_identities(void **state) {
             Op op = k ? OP_MUL : OP_MAX;
             const UOp *init = store(val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, ro), z), kf(k ? 1.0 : -INFINITY));
             const UOp *cur = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, rr), z);
-            const UOp *upd = end1(store(val_index(acc, z), bin(op, cur, v)), rr);
+            const UOp *upd = end1(store(cur, bin(op, cur, v)), rr);
             parts[k] = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, upd), z);
         }
         want[order] = sink1(end1(store(ptr_index(d0, ro), bin(OP_ADD, parts[0], parts[1])), ro));
@@ -191,12 +192,12 @@ static void test_remove_reduce_horizontal(void **state) {
     const UOp *got = run_stages(sink1(store(ptr_index(d0, idx(0)), red)), 11, 11);
     const UOp *acc = node(OP_DEFINE_REG, dt_ptr(DT_FLOAT32, 1, ADDR_REG), arg_int(c, 0), 0), *z = i32(0);
     const UOp *init = store(val_index(acc, z), kf(0.0));
-    const UOp *sum = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, r), z);
+    const UOp *cur = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, r), z), *sum = cur;
     for (int i = 0; i < 4; i++) {
         const Arg *a = arg_int(c, i);
         sum = bin(OP_ADD, sum, node(OP_GEP, DT_FLOAT32, arg_tuple(c, &a, 1), 1, v));
     }
-    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, end1(store(val_index(acc, z), sum), r)), z);
+    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, end1(store(cur, sum), r)), z);
     expect_same(got, sink1(store(ptr_index(d0, idx(0)), total)));
 }
 

@@ -38,7 +38,8 @@ static const char help_text[] =
     "  t = Tensor.new{{1,2},{3,4}}   Tensor.ones(3, 3)   t:sum(1)   a:matmul(b)   t:realize()\n"
     "  p = uop.compile(t)   p:kernels()   p:steps()   p:print()   p:run{validate=true}\n"
     "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
-    "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()\n";
+    "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()\n"
+    "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n";
 
 bool command_is(const char *line) {
     while (*line == ' ' || *line == '\t') line++;

@@ -9,7 +9,14 @@
  *
  * and where r ends (END/REDUCE range lists) it is replaced by r_outer, r_new.
  * When N == amount the outer range would have size 1: it is left out, and r
- * becomes r_new.  No opts: the root is returned unchanged. */
+ * becomes r_new.  THREAD (an output range, at most one) splits at the top
+ * instead, as tinygrad's shift_to(top=True):
+ *
+ *   r_thread * (N/amount) + r_inner   r_thread: size amount, a fresh id, THREAD
+ *                                     r_inner:  size N/amount, r's id and type
+ *
+ * so each core gets a contiguous block.  No opts: the root is returned
+ * unchanged. */
 #include <stdlib.h>
 #include "early.h"
 #include "stages.h"
@@ -17,6 +24,7 @@
 #define MAX_AXES 64
 #define MAX_UPCAST 16   /* tinygrad's limits */
 #define MAX_UNROLL 32
+#define MAX_THREADS 64
 
 static AxisType axis_type_of(const UOp *r) {
     const Arg *a = r->arg;
@@ -43,7 +51,7 @@ static int cmp_axis(const void *pa, const void *pb) {
 }
 
 static bool acts_on(OptOp op, AxisType t) {
-    if (op == OPT_UPCAST) return t == AXIS_GLOBAL || t == AXIS_LOCAL || t == AXIS_LOOP;
+    if (op == OPT_UPCAST || op == OPT_THREAD) return t == AXIS_GLOBAL || t == AXIS_LOCAL || t == AXIS_LOOP;
     return t == AXIS_GROUP_REDUCE || t == AXIS_REDUCE;
 }
 
@@ -53,7 +61,7 @@ static bool range_size(const UOp *r, int64_t *out) { return uop_const_int_value(
 static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
     UCtx *c = sc->c;
     const char *name = opt_op_name(o->op);
-    const char *kind = o->op == OPT_UPCAST ? "output" : "reduce";
+    const char *kind = o->op == OPT_UNROLL ? "reduce" : "output";
     size_t nr;
     const UOp **all = early_all_ranges(root, &nr);
     const UOp *axes[MAX_AXES];
@@ -63,6 +71,10 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
         const UOp *r = all[i];
         int64_t id = axis_id_of(r), size;
         if (id >= next_id) next_id = id + 1;
+        if (o->op == OPT_THREAD && axis_type_of(r) == AXIS_THREAD) {
+            free(all);
+            return stage_fail(sc, "THREAD: the kernel is already split over cores (range %%%u)", r->id);
+        }
         /* a range of symbolic size counts (it is > 1 as far as we know) */
         if (acts_on(o->op, axis_type_of(r)) && (!range_size(r, &size) || size > 1) && naxes < MAX_AXES)
             axes[naxes++] = r;
@@ -84,14 +96,27 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
     if (size % amount)
         return stage_fail(sc, "%s axis %d: amount %lld does not divide the size %lld of range %%%u", name, o->axis,
                           (long long)amount, (long long)size, r->id);
-    int64_t limit = o->op == OPT_UPCAST ? MAX_UPCAST : MAX_UNROLL;
+    int64_t limit = o->op == OPT_UPCAST ? MAX_UPCAST : o->op == OPT_UNROLL ? MAX_UNROLL : MAX_THREADS;
     if (amount > limit)
         return stage_fail(sc, "%s axis %d: amount %lld is more than %lld", name, o->axis, (long long)amount,
                           (long long)limit);
 
     const DType *idt = r->dtype;
-    const UOp *new_rng = uop_range(c, uop_const_int(c, idt, amount), next_id,
-                                   o->op == OPT_UPCAST ? AXIS_UPCAST : AXIS_UNROLL);
+    AxisType at = o->op == OPT_UPCAST ? AXIS_UPCAST : o->op == OPT_UNROLL ? AXIS_UNROLL : AXIS_THREAD;
+    const UOp *new_rng = uop_range(c, uop_const_int(c, idt, amount), next_id, at);
+    if (o->op == OPT_THREAD && size / amount > 1) {
+        /* top split: r_thread * (N/amount) + r_inner */
+        const UOp *src[r->nsrc];
+        src[0] = uop_const_int(c, idt, size / amount);
+        for (int i = 1; i < r->nsrc; i++) src[i] = r->src[i];
+        const UOp *inner = src[0] ? uop_with_src(c, r, src, r->nsrc) : NULL;
+        const UOp *k = uop_const_int(c, idt, size / amount);
+        const UOp *to = inner && k && new_rng ? uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, new_rng, k), inner) : NULL;
+        const UOp *tparts[2] = {new_rng, inner};
+        const UOp *out = to ? early_replace_range(c, root, r, to, tparts, 2) : NULL;
+        if (!out) return stage_fail(sc, "%s axis %d on range %%%u: %s", name, o->axis, r->id, uctx_error(c));
+        return out;
+    }
     const UOp *to = new_rng, *parts[2];
     int nparts = 0;
     if (size / amount > 1) {

@@ -45,8 +45,10 @@ static const Stage STAGES[STAGE_COUNT] = {
     {11, "remove reduce", "devectorizer", "pm_reduce + gep_pushing", false,
      "REDUCE becomes an accumulator register: init, accumulate in the loop, read after", STAGE_WRITTEN,
      NULL, stage_remove_reduce},
-    {12, "add GPU dims", "devectorizer", "pm_add_gpudims", false, "map GLOBAL/LOCAL ranges to SPECIAL thread indices",
-     STAGE_NOT_APPLICABLE, "the CPU target has no GPU thread indices; ranges stay loops", stage_add_gpudims},
+    {12, "add GPU dims", "devectorizer", "pm_add_gpudims", false,
+     "a THREAD range becomes SPECIAL gidx0, the core_id of a kernel split over cores", STAGE_PARTIAL,
+     "CPU: THREAD ranges only; GPU workgroups, local sizes and dimension limits do not apply",
+     stage_add_gpudims},
     {13, "add loads", "devectorizer", "pm_add_loads", false,
      "wrap value INDEX in LOAD; INDEX becomes a pointer", STAGE_WRITTEN, NULL, stage_add_loads},
     {14, "devectorize", "devectorizer", "sym + devectorize + load_store_folding + correct_load_store + load_store_indexing",
@@ -87,11 +89,12 @@ const char *stage_status_name(StageStatus s) {
     return "?";
 }
 
-const char *opt_op_name(OptOp op) { return op == OPT_UPCAST ? "UPCAST" : "UNROLL"; }
+const char *opt_op_name(OptOp op) { return op == OPT_UPCAST ? "UPCAST" : op == OPT_UNROLL ? "UNROLL" : "THREAD"; }
 
 bool opt_op_from_name(const char *s, OptOp *out) {
     if (!strcmp(s, "UPCAST")) *out = OPT_UPCAST;
     else if (!strcmp(s, "UNROLL")) *out = OPT_UNROLL;
+    else if (!strcmp(s, "THREAD")) *out = OPT_THREAD;
     else return false;
     return true;
 }
@@ -135,5 +138,6 @@ void stages_rules_free(void) {
     stages_rangeify_free();
     late_stages_free();
     vector_rules_free();
+    gpudims_free();
     sym_rulesets_free();
 }

@@ -14,10 +14,11 @@
 #define STAGE_COUNT 22
 
 /* Opts a user asks for by hand (stage 7).  axis counts, from 0, the
- * kernel's ranges of the kind the opt acts on, in axis-id order: UPCAST the
- * output (LOOP/GLOBAL) ranges, UNROLL the REDUCE ranges.  amount must divide
- * the range's size; 0 means the whole range. */
-typedef enum OptOp { OPT_UPCAST, OPT_UNROLL } OptOp;
+ * kernel's ranges of the kind the opt acts on, in axis-id order: UPCAST and
+ * THREAD the output (LOOP/GLOBAL) ranges, UNROLL the REDUCE ranges.  amount
+ * must divide the range's size; 0 means the whole range.  THREAD splits the
+ * range's outer part over `amount` cores (stage 12 makes it the core_id). */
+typedef enum OptOp { OPT_UPCAST, OPT_UNROLL, OPT_THREAD } OptOp;
 typedef struct KernelOpt {
     OptOp op;
     int axis;
@@ -83,7 +84,7 @@ const UOp *stage_postopt_symbolic(StageCtx *sc, const UOp *root);     /* 8  stag
 const UOp *stage_expander(StageCtx *sc, const UOp *root);             /* 9  expander.c */
 const UOp *stage_add_local_buffers(StageCtx *sc, const UOp *root);    /* 10 stages_rangeify.c */
 const UOp *stage_remove_reduce(StageCtx *sc, const UOp *root);        /* 11 remove_reduce.c */
-const UOp *stage_add_gpudims(StageCtx *sc, const UOp *root);          /* 12 stages_late.c */
+const UOp *stage_add_gpudims(StageCtx *sc, const UOp *root);          /* 12 gpudims.c */
 const UOp *stage_add_loads(StageCtx *sc, const UOp *root);            /* 13 stages_late.c */
 const UOp *stage_devectorize(StageCtx *sc, const UOp *root);          /* 14 devectorize.c */
 const UOp *stage_lower_index_dtype(StageCtx *sc, const UOp *root);    /* 15 index_dtype.c */
@@ -102,5 +103,6 @@ const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int no
 /* Frees every rule set the stages built (and the symbolic sets), for a
  * clean process exit; they are rebuilt on next use. */
 void stages_rules_free(void);
+void gpudims_free(void);  /* stage 12's rules (gpudims.c) */
 
 #endif

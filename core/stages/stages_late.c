@@ -536,11 +536,6 @@ void late_stages_free(void) {
 
 /* ================= the stages ================= */
 
-const UOp *stage_add_gpudims(StageCtx *sc, const UOp *root) {
-    (void)sc;   /* the CPU has no thread indices: GLOBAL/LOCAL ranges stay loops */
-    return root;
-}
-
 const UOp *stage_add_loads(StageCtx *sc, const UOp *root) {
     if (!build_rules(sc)) return NULL;
     return stage_rewrite(sc, root, add_loads_rs, false, "** add loads (code)", NULL);

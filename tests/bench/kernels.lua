@@ -62,17 +62,24 @@ row("matmul 512x512 float32, no opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", strin
 t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}})
 row("matmul 512x512 float32, UPCAST 8x4", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
 
+t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}, {"THREAD", 1, 2}})
+row("matmul 512x512 float32, UPCAST 8x4, THREAD 2", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
+
 local a1k, b1k = Tensor.rand(1024, 1024), Tensor.rand(1024, 1024)
 local m1k = a1k:matmul(b1k)
 t = timed(m1k, 1)
 row("matmul 1024x1024 float32, no opts", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
 t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}})
 row("matmul 1024x1024 float32, UPCAST 16x2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
+t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}, {"THREAD", 1, 2}})
+row("matmul 1024 float32, UPCAST 16x2, THREAD 2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
 
 local n = 1024 * 1024
 local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
 t = timed(x1m + y1m, 10)
 row("add 1M float32", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
+t = timed(x1m + y1m, 10, {{"THREAD", 0, 2}})
+row("add 1M float32, THREAD 2", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 t = timed(x1m:sum(), 10)
 row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 local p

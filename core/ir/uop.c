@@ -362,31 +362,67 @@ bool uop_const_int_value(const UOp *u, int64_t *out) {
 
 /* Iterative DFS.  A node is always created after its sources, so every
  * source has a smaller id than its user and a bitmap of root->id+1 bits is
- * a complete visited set. */
+ * a complete visited set.  The bitmap and the DFS stack are kept between
+ * calls (per thread) and only the bits that were set are cleared, so a small
+ * graph in a large context costs what the graph costs. */
 typedef struct Frame { const UOp *u; uint32_t next; } Frame;
+
+static _Thread_local uint64_t *topo_seen;
+static _Thread_local size_t topo_seen_words;
+static _Thread_local Frame *topo_stack;
+static _Thread_local size_t topo_stack_cap;
+
+/* freed when the library is unloaded or the program exits */
+__attribute__((destructor)) static void topo_buffers_free(void) {
+    free(topo_seen);
+    free(topo_stack);
+    topo_seen = NULL;
+    topo_stack = NULL;
+    topo_seen_words = topo_stack_cap = 0;
+}
+
+static bool topo_reserve(uint32_t root_id) {
+    size_t words = (size_t)root_id / 64 + 1;
+    if (words > topo_seen_words) {
+        size_t nw = topo_seen_words ? topo_seen_words : 64;
+        while (nw < words) nw *= 2;
+        uint64_t *p = realloc(topo_seen, nw * sizeof *p);
+        if (!p) return false;
+        memset(p + topo_seen_words, 0, (nw - topo_seen_words) * sizeof *p);
+        topo_seen = p;
+        topo_seen_words = nw;
+    }
+    if (!topo_stack) {
+        topo_stack = malloc(64 * sizeof *topo_stack);
+        if (!topo_stack) return false;
+        topo_stack_cap = 64;
+    }
+    return true;
+}
 
 const UOp **uop_toposort(const UOp *root, size_t *n) {
     *n = 0;
     if (!root) return NULL;
-    size_t cap = 256, len = 0, scap = 64, sp = 0;
-    uint64_t *seen = calloc(root->id / 64 + 1, sizeof *seen);
+    if (!topo_reserve(root->id)) return NULL;
+    uint64_t *seen = topo_seen;
+    size_t cap = 256, len = 0, sp = 0;
     const UOp **out = malloc(cap * sizeof *out);
-    Frame *stack = malloc(scap * sizeof *stack);
-    if (!seen || !out || !stack) goto oom;
-    stack[sp++] = (Frame){root, 0};
+    if (!out) return NULL;
+    topo_stack[sp++] = (Frame){root, 0};
     seen[root->id / 64] |= 1ull << (root->id % 64);
     while (sp) {
-        Frame *f = &stack[sp - 1];
+        Frame *f = &topo_stack[sp - 1];
         if (f->next < f->u->nsrc) {
             const UOp *s = f->u->src[f->next++];
             if (seen[s->id / 64] >> (s->id % 64) & 1) continue;
             seen[s->id / 64] |= 1ull << (s->id % 64);
-            if (sp == scap) {
-                Frame *nsk = realloc(stack, (scap *= 2) * sizeof *nsk);
+            if (sp == topo_stack_cap) {
+                Frame *nsk = realloc(topo_stack, topo_stack_cap * 2 * sizeof *nsk);
                 if (!nsk) goto oom;
-                stack = nsk;
+                topo_stack = nsk;
+                topo_stack_cap *= 2;
             }
-            stack[sp++] = (Frame){s, 0};
+            topo_stack[sp++] = (Frame){s, 0};
         } else {
             if (len == cap) {
                 const UOp **no = realloc(out, (cap *= 2) * sizeof *no);
@@ -397,14 +433,18 @@ const UOp **uop_toposort(const UOp *root, size_t *n) {
             sp--;
         }
     }
-    free(seen);
-    free(stack);
+    for (size_t i = 0; i < len; i++) seen[out[i]->id / 64] = 0;
     *n = len;
     return out;
 oom:
-    free(seen);
+    /* every marked node is in out or on the stack */
+    for (size_t i = 0; i < len; i++) seen[out[i]->id / 64] = 0;
+    for (size_t i = 0; i < sp; i++) {
+        const UOp *u = topo_stack[i].u;
+        seen[u->id / 64] = 0;
+        for (uint32_t k = 0; k < u->nsrc; k++) seen[u->src[k]->id / 64] = 0;
+    }
     free(out);
-    free(stack);
     return NULL;
 }
 

@@ -23,7 +23,7 @@ typedef struct UOp {
     uint64_t hash;
     /* lazily computed value bounds (see core/sym/bounds.h) */
     int64_t vmin, vmax;
-    uint8_t bounds_state; /* 0 unknown, 1 computed */
+    uint8_t bounds_state; /* low 2 bits: bounds unknown/computed; above: cached symbolic facts (core/sym/bounds.h) */
     const struct UOp *src[];
 } UOp;
 

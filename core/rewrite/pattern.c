@@ -502,6 +502,28 @@ static inline bool node_ok(const PNode *p, const UOp *u) {
     return true;
 }
 
+/* the commutative ops as a bitset, so the matcher's hot path does not call
+ * op_flags */
+static OpSet commutative_ops;
+static bool commutative_ready;
+
+static void init_commutative(void) {
+    if (commutative_ready) return;
+    for (int op = 0; op < OP_COUNT; op++)
+        if (op_is((Op)op, OPF_COMMUTATIVE)) opset_add(&commutative_ops, (Op)op);
+    commutative_ready = true;
+}
+
+static inline bool is_commutative(const UOp *u) { return opset_has(&commutative_ops, uop_op(u)); }
+
+/* whether node u could match pattern node s, judged by op alone (no
+ * captures, sources or other filters): a necessary condition, for rejecting
+ * a match before trying its orders */
+static inline bool op_could_match(const PNode *s, const UOp *u) {
+    if (s->kind == PN_CONST) return uop_op(u) == OP_CONST;
+    return s->kind != PN_NODE || !s->has_ops || opset_has(&s->ops, uop_op(u));
+}
+
 /* A goal is "match p against u"; a goal with p == NULL is "match every
  * source of parent from index idx on against repeat".  Goals form a linked
  * list on the C stack (the continuation), so a miss allocates nothing and
@@ -547,25 +569,34 @@ static bool solve_sources(MState *st, const PNode *p, const UOp *u, const Goal *
     }
     if (p->more ? u->nsrc < n : u->nsrc != n) return false;
     if (n == 0) return solve(st, next);
-    /* early rejection on the sources' ops */
-    for (int i = 0; i < n; i++) {
-        const PNode *s = p->src[i];
-        if (s->kind == PN_NODE && s->has_ops && !p->any_order && !(n == 2 && op_is(uop_op(u), OPF_COMMUTATIVE)) &&
-            !opset_has(&s->ops, uop_op(u->src[i])))
-            return false;
+    /* early rejection on the sources' ops, before any order is tried; for a
+     * commutative node, an order whose ops cannot match is not tried */
+    bool try_straight = true, try_swapped = false;
+    if (n == 2 && !p->more && is_commutative(u) && u->src[0] != u->src[1]) {
+        try_straight = op_could_match(p->src[0], u->src[0]) && op_could_match(p->src[1], u->src[1]);
+        try_swapped = op_could_match(p->src[0], u->src[1]) && op_could_match(p->src[1], u->src[0]);
+        if (!try_straight && !try_swapped) return false;
+    } else if (!p->any_order && !(n == 2 && is_commutative(u))) {
+        for (int i = 0; i < n; i++)
+            if (!op_could_match(p->src[i], u->src[i])) return false;
+    }
+    uint32_t saved = st->bound;
+    if (try_swapped) {
+        Goal sw[2] = {{.p = p->src[0], .u = u->src[1], .next = &sw[1]}, {.p = p->src[1], .u = u->src[0], .next = next}};
+        if (try_straight) {
+            Goal gs[2] = {{.p = p->src[0], .u = u->src[0], .next = &gs[1]}, {.p = p->src[1], .u = u->src[1], .next = next}};
+            if (solve(st, &gs[0])) return true;
+            st->bound = saved;
+        }
+        if (solve(st, &sw[0])) return true;
+        st->bound = saved;
+        return false;
     }
     Goal gs[n]; /* n > 0 here */
     if (p->any_order) return solve_permutations(st, p, u, next, gs, 0, 0);
     for (int i = 0; i < n; i++) gs[i] = (Goal){.p = p->src[i], .u = u->src[i], .next = i + 1 < n ? &gs[i + 1] : next};
-    uint32_t saved = st->bound;
     if (solve(st, &gs[0])) return true;
     st->bound = saved;
-    if (n == 2 && !p->more && op_is(uop_op(u), OPF_COMMUTATIVE) && u->src[0] != u->src[1]) {
-        gs[0].u = u->src[1];
-        gs[1].u = u->src[0];
-        if (solve(st, &gs[0])) return true;
-        st->bound = saved;
-    }
     return false;
 }
 
@@ -624,6 +655,7 @@ static bool solve(MState *st, const Goal *g) {
 bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud) {
     if (!p || !u) return false;
     if (!p->root_any_op && !opset_has(&p->root_ops, uop_op(u))) return false;
+    init_commutative();
     MState st = {.caps = caps, .bound = 0, .accept = accept, .ud = ud};
     Goal g = {.p = p->root, .u = u};
     if (!solve(&st, &g)) return false;

@@ -104,6 +104,7 @@ struct Rule {
     void (*ud_free)(void *ud);
     RuleWhenFn when;
     RuleStats stats;
+    const char *seen_name[PAT_MAX_CAPTURES]; /* match_get: the name last looked up for each slot */
 };
 
 /* The rules whose pattern can match a node of this op, in set order. */

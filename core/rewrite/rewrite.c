@@ -9,8 +9,12 @@
  *            way a new node is visited and linked back in stage 2;
  *   stage 2  the node's replacement is its new node's replacement.
  * Entries whose inputs are not ready go to the front of the deque and are
- * retried later.  The memo (replace) and the bookkeeping are arrays indexed
- * by node id, grown as the rewrite creates nodes.
+ * retried later.  The memo (replace) and the bookkeeping live in one array
+ * of per-node records indexed by node id, grown as the rewrite creates
+ * nodes.  The arrays are kept between calls (a small per-thread pool, since
+ * rule functions run rewrites of their own): a record belongs to the running
+ * rewrite only when its generation stamp is the rewrite's, so starting a
+ * rewrite costs nothing however large the context is.
  *
  * Loops: each node made by a rule remembers the node it was made from and
  * the rule, so when a rewrite produces a node that is still being rewritten
@@ -50,6 +54,83 @@ typedef struct Deque {
     size_t head, count, cap; /* cap is a power of two */
 } Deque;
 
+/* What the rewrite knows about one node id.  All zero means "nothing yet". */
+typedef struct NodeState {
+    uint32_t gen;         /* the rewrite this record belongs to */
+    uint8_t flags;
+    uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
+    uint32_t depth;       /* rewrites in the chain that made it */
+    uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
+    const UOp *replace;   /* the memo: what the node became */
+    const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
+    Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
+} NodeState;
+
+/* Buffers one rewrite uses, kept for the next one. */
+typedef struct Scratch {
+    NodeState *nodes;
+    size_t cap;
+    uint32_t gen;
+    Deque dq;
+    const UOp **chain;
+    Rule **chain_rules;
+    size_t cap_chain;
+    struct Scratch *next;
+} Scratch;
+
+#define SCRATCH_POOL_MAX 8
+static _Thread_local Scratch *scratch_pool;
+static _Thread_local int scratch_pooled;
+
+static Scratch *scratch_acquire(void) {
+    Scratch *s = scratch_pool;
+    if (s) {
+        scratch_pool = s->next;
+        scratch_pooled--;
+    } else {
+        s = calloc(1, sizeof *s);
+        if (!s) return NULL;
+    }
+    s->next = NULL;
+    if (++s->gen == 0) {
+        /* the stamps wrapped around: forget every record */
+        memset(s->nodes, 0, s->cap * sizeof *s->nodes);
+        s->gen = 1;
+    }
+    s->dq.head = s->dq.count = 0;
+    return s;
+}
+
+static void scratch_release(Scratch *s) {
+    if (!s) return;
+    if (scratch_pooled < SCRATCH_POOL_MAX) {
+        s->next = scratch_pool;
+        scratch_pool = s;
+        scratch_pooled++;
+        return;
+    }
+    free(s->nodes);
+    free(s->dq.items);
+    free(s->chain);
+    free(s->chain_rules);
+    free(s);
+}
+
+/* The pool goes when the library is unloaded (the Lua module is dlclose'd
+ * when its state closes) or the program exits. */
+__attribute__((destructor)) static void scratch_pool_free(void) {
+    while (scratch_pool) {
+        Scratch *s = scratch_pool;
+        scratch_pool = s->next;
+        free(s->nodes);
+        free(s->dq.items);
+        free(s->chain);
+        free(s->chain_rules);
+        free(s);
+    }
+    scratch_pooled = 0;
+}
+
 typedef struct Engine {
     UCtx *c;
     const RuleSet *rs;
@@ -58,24 +139,12 @@ typedef struct Engine {
     bool timing;
     RewriteRun run;
     bool error;
-    /* per node id */
-    size_t cap;
-    const UOp **replace;
-    uint8_t *flags;
-    uint32_t *from;       /* id + 1 of the node this one was made from, 0 if none */
-    Rule **from_rule;     /* the rule that made it (NULL: rebuilt with new sources) */
-    uint32_t *depth;      /* rewrites in the chain that made it */
-    const UOp **bpm_cache;
-    uint32_t *mark;       /* bottom-up fixed point: mark[id] == epoch while in the chain */
+    Scratch *s;
     uint32_t epoch;
     /* limits and counters */
     size_t nrewrites, total_limit, chain_limit, stop_after;
     bool stopped;
     const char *pass_name;
-    /* bottom-up chain scratch */
-    const UOp **chain;
-    Rule **chain_rules;
-    size_t nchain, cap_chain;
 } Engine;
 
 static uint64_t now_ns(void) {
@@ -96,43 +165,45 @@ static void fail(Engine *e, const char *fmt, ...) {
     uctx_set_error(e->c, "%s", msg);
 }
 
-/* ---- per-node arrays ---- */
+/* ---- per-node records ---- */
 
-static bool grow_arrays(Engine *e, size_t need) {
-    size_t cap = e->cap ? e->cap : 1024;
+static bool grow_nodes(Engine *e, size_t need) {
+    Scratch *s = e->s;
+    size_t cap = s->cap ? s->cap : 1024;
     while (cap < need) cap *= 2;
-    size_t have = uctx_node_count(e->c);
-    if (cap < have) cap = have + 1024;
-#define GROW(field)                                                                        \
-    do {                                                                                   \
-        void *p = realloc(e->field, cap * sizeof *e->field);                               \
-        if (!p) return false;                                                              \
-        e->field = p;                                                                      \
-        memset((char *)p + e->cap * sizeof *e->field, 0, (cap - e->cap) * sizeof *e->field); \
-    } while (0)
-    GROW(replace);
-    GROW(flags);
-    GROW(from);
-    GROW(from_rule);
-    GROW(depth);
-    GROW(bpm_cache);
-    GROW(mark);
-#undef GROW
-    e->cap = cap;
+    if (cap <= s->cap) return true;
+    NodeState *p = realloc(s->nodes, cap * sizeof *p);
+    if (!p) return false;
+    memset(p + s->cap, 0, (cap - s->cap) * sizeof *p);
+    s->nodes = p;
+    s->cap = cap;
     return true;
 }
 
 static inline bool have_slot(Engine *e, const UOp *u) {
-    if (u->id < e->cap) return true;
-    if (grow_arrays(e, (size_t)u->id + 1)) return true;
+    if (u->id < e->s->cap) return true;
+    if (grow_nodes(e, (size_t)u->id + 1)) return true;
     fail(e, "out of memory in graph_rewrite");
     return false;
 }
 
+/* The record of a node id that have_slot has made room for. */
+static inline NodeState *ns(Engine *e, uint32_t id) {
+    NodeState *r = &e->s->nodes[id];
+    if (r->gen != e->s->gen) *r = (NodeState){.gen = e->s->gen};
+    return r;
+}
+
+/* What node id was replaced by so far; NULL when not yet (or never seen). */
+static inline const UOp *replaced(Engine *e, uint32_t id) {
+    if (id >= e->s->cap) return NULL;
+    const NodeState *r = &e->s->nodes[id];
+    return r->gen == e->s->gen ? r->replace : NULL;
+}
+
 /* ---- the deque ---- */
 
-static bool dq_reserve(Engine *e, Deque *d) {
-    if (d->count < d->cap) return true;
+static bool dq_grow(Engine *e, Deque *d) {
     size_t cap = d->cap ? d->cap * 2 : 1024;
     Entry *items = malloc(cap * sizeof *items);
     if (!items) { fail(e, "out of memory in graph_rewrite"); return false; }
@@ -144,7 +215,9 @@ static bool dq_reserve(Engine *e, Deque *d) {
     return true;
 }
 
-static bool dq_push(Engine *e, Deque *d, const UOp *n, int stage, const UOp *new_n) {
+static inline bool dq_reserve(Engine *e, Deque *d) { return d->count < d->cap || dq_grow(e, d); }
+
+static inline bool dq_push(Engine *e, Deque *d, const UOp *n, int stage, const UOp *new_n) {
     if (!dq_reserve(e, d)) return false;
     d->items[(d->head + d->count++) & (d->cap - 1)] = (Entry){n, new_n, stage};
     return true;
@@ -195,18 +268,18 @@ static bool check_cycle(Engine *e, const UOp *x, const UOp *y, Rule *last) {
     size_t steps = 0;
     uint32_t cur = x->id;
     while (cur != y->id) {
-        if (!e->from[cur] || ++steps > e->chain_limit) return false;
-        cur = e->from[cur] - 1;
+        if (!ns(e, cur)->from || ++steps > e->chain_limit) return false;
+        cur = ns(e, cur)->from - 1;
     }
     /* collect the rules from y to x, in order */
     size_t n = 0;
-    for (cur = x->id; cur != y->id; cur = e->from[cur] - 1)
-        if (e->from_rule[cur]) n++;
+    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) n++;
     Rule **rules = malloc((n + 1) * sizeof *rules);
     if (!rules) { fail(e, "rewrite loop at node %%%u (%s)", y->id, op_name(uop_op(y))); return true; }
     size_t k = n;
-    for (cur = x->id; cur != y->id; cur = e->from[cur] - 1)
-        if (e->from_rule[cur]) rules[--k] = e->from_rule[cur];
+    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) rules[--k] = ns(e, cur)->from_rule;
     rules[n] = last;
     report_cycle(e, y, rules, n + 1);
     free(rules);
@@ -220,8 +293,8 @@ static void report_long_chain(Engine *e, const UOp *x, Rule *last) {
     size_t n = 0;
     rules[n++] = last;
     size_t steps = 0;
-    for (uint32_t cur = x->id; e->from[cur] && n < 6 && steps++ < e->chain_limit; cur = e->from[cur] - 1)
-        if (e->from_rule[cur]) rules[n++] = e->from_rule[cur];
+    for (uint32_t cur = x->id; ns(e, cur)->from && n < 6 && steps++ < e->chain_limit; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) rules[n++] = ns(e, cur)->from_rule;
     for (size_t i = n; i-- > 0;) {
         append_rule(list, sizeof list, rules[i]);
         if (i) append_text(list, sizeof list, " -> ");
@@ -271,11 +344,12 @@ static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
 /* remembers that y was made from x (by rule r, or rebuilt when r is NULL) */
 static bool link_made_from(Engine *e, const UOp *x, const UOp *y, Rule *r) {
     if (!have_slot(e, y)) return false;
-    if (e->from[y->id] || y->id == x->id) return true;
-    e->from[y->id] = x->id + 1;
-    e->from_rule[y->id] = r;
-    e->depth[y->id] = e->depth[x->id] + (r ? 1 : 0);
-    if (e->depth[y->id] > e->chain_limit) {
+    NodeState *ys = ns(e, y->id);
+    if (ys->from || y->id == x->id) return true;
+    ys->from = x->id + 1;
+    ys->from_rule = r;
+    ys->depth = ns(e, x->id)->depth + (r ? 1 : 0);
+    if (ys->depth > e->chain_limit) {
         report_long_chain(e, x, r);
         return false;
     }
@@ -284,47 +358,49 @@ static bool link_made_from(Engine *e, const UOp *x, const UOp *y, Rule *r) {
 
 /* bottom-up: rewrite n until nothing applies; the result in *out */
 static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
+    Scratch *s = e->s;
     e->epoch++;
-    e->nchain = 0;
+    size_t nchain = 0;
     const UOp *cur = n;
     for (;;) {
         if (!have_slot(e, cur)) return false;
-        e->mark[cur->id] = e->epoch;
+        ns(e, cur->id)->mark = e->epoch;
         const UOp *next = NULL;
         Rule *by = NULL;
-        if (e->flags[cur->id] & F_BPM_CACHED) {
-            next = e->bpm_cache[cur->id];
+        if (ns(e, cur->id)->flags & F_BPM_CACHED) {
+            next = ns(e, cur->id)->bpm_cache;
         } else {
             int rc = try_rules(e, cur, &next, &by);
             if (rc < 0) return false;
             if (!e->stopped || rc == 1) {
-                e->flags[cur->id] |= F_BPM_CACHED;
-                e->bpm_cache[cur->id] = rc == 1 ? next : NULL;
+                NodeState *cs = ns(e, cur->id);
+                cs->flags |= F_BPM_CACHED;
+                cs->bpm_cache = rc == 1 ? next : NULL;
                 if (rc == 1 && !link_made_from(e, cur, next, by)) return false;
             }
             if (rc == 0) next = NULL;
         }
         if (!next) break;
-        if (e->nchain + 1 > e->cap_chain) {
-            size_t cap = e->cap_chain ? e->cap_chain * 2 : 64;
-            const UOp **ch = realloc(e->chain, cap * sizeof *ch);
-            if (ch) e->chain = ch;
-            Rule **cr = realloc(e->chain_rules, cap * sizeof *cr);
-            if (cr) e->chain_rules = cr;
+        if (nchain + 1 > s->cap_chain) {
+            size_t cap = s->cap_chain ? s->cap_chain * 2 : 64;
+            const UOp **ch = realloc(s->chain, cap * sizeof *ch);
+            if (ch) s->chain = ch;
+            Rule **cr = realloc(s->chain_rules, cap * sizeof *cr);
+            if (cr) s->chain_rules = cr;
             if (!ch || !cr) { fail(e, "out of memory in graph_rewrite"); return false; }
-            e->cap_chain = cap;
+            s->cap_chain = cap;
         }
-        if (!by && next && e->from[next->id] - 1 == cur->id) by = e->from_rule[next->id];
-        e->chain[e->nchain] = cur;
-        e->chain_rules[e->nchain++] = by;
         if (!have_slot(e, next)) return false;
-        if (e->mark[next->id] == e->epoch) {
+        if (!by && ns(e, next->id)->from - 1 == cur->id) by = ns(e, next->id)->from_rule;
+        s->chain[nchain] = cur;
+        s->chain_rules[nchain++] = by;
+        if (ns(e, next->id)->mark == e->epoch) {
             size_t start = 0;
-            while (start < e->nchain && e->chain[start] != next) start++;
-            report_cycle(e, next, e->chain_rules + start, e->nchain - start);
+            while (start < nchain && s->chain[start] != next) start++;
+            report_cycle(e, next, s->chain_rules + start, nchain - start);
             return false;
         }
-        if (e->nchain > e->chain_limit) {
+        if (nchain > e->chain_limit) {
             report_long_chain(e, cur, by);
             return false;
         }
@@ -336,7 +412,7 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
 
 static void report_stuck(Engine *e, const Entry *en) {
     const UOp *made = en->new_n;
-    Rule *r = made && made->id < e->cap ? e->from_rule[made->id] : NULL;
+    Rule *r = made && made->id < e->s->cap ? ns(e, made->id)->from_rule : NULL;
     if (r)
         fail(e, "rewrite loop at node %%%u (%s): rule \"%s\" (%s:%d) rewrote it into a graph that contains it",
              en->n->id, op_name(uop_op(en->n)), rule_name(r), rule_file(r), rule_line(r));
@@ -345,26 +421,27 @@ static void report_stuck(Engine *e, const Entry *en) {
 }
 
 static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
-    Deque dq = {0};
+    Deque dq = e->s->dq;
     const UOp *result = NULL;
     size_t waiting = 0; /* entries sent to the front since the last progress */
     if (!have_slot(e, root) || !dq_push(e, &dq, root, 0, root)) goto out;
-    e->flags[root->id] |= F_ON_STACK;
+    ns(e, root->id)->flags |= F_ON_STACK;
     while (dq.count && !e->error) {
         Entry en = dq_pop(&dq);
         const UOp *n = en.n;
-        if (e->replace[n->id]) continue;
+        if (replaced(e, n->id)) continue;
         if (en.stage == 0) {
             waiting = 0;
-            e->flags[n->id] |= F_VISITED;
+            ns(e, n->id)->flags |= F_VISITED;
             const UOp *new_n = n;
             if (bottom_up && !fixed_point(e, n, &new_n)) break;
             if (!dq_push(e, &dq, n, 1, new_n)) break;
             for (int i = new_n->nsrc; i-- > 0;) {
                 const UOp *x = new_n->src[i];
                 if (!have_slot(e, x)) break;
-                if (e->flags[x->id] & F_ON_STACK) continue;
-                e->flags[x->id] |= F_ON_STACK;
+                NodeState *xs = ns(e, x->id);
+                if (xs->flags & F_ON_STACK) continue;
+                xs->flags |= F_ON_STACK;
                 if (!dq_push(e, &dq, x, 0, x)) break;
             }
         } else if (en.stage == 1) {
@@ -375,7 +452,7 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
             bool ready = true, changed = false;
             for (int i = 0; i < new_n->nsrc; i++) {
                 const UOp *x = new_n->src[i];
-                const UOp *rx = x->id < e->cap ? e->replace[x->id] : NULL;
+                const UOp *rx = replaced(e, x->id);
                 if (!rx) { ready = false; break; }
                 tmp[i] = rx;
                 changed |= rx != x;
@@ -399,33 +476,33 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
             if (tmp != small) free(tmp);
             if (e->error) break;
             if (!next) {
-                e->replace[n->id] = new_n;
+                ns(e, n->id)->replace = new_n;
                 continue;
             }
             if (!have_slot(e, next)) break;
             /* a rule produced a node that is still being rewritten: a cycle? */
-            if (by && (e->flags[next->id] & F_VISITED) && !e->replace[next->id] && check_cycle(e, new_n, next, by))
+            if (by && (ns(e, next->id)->flags & F_VISITED) && !replaced(e, next->id) && check_cycle(e, new_n, next, by))
                 break;
             if (!link_made_from(e, new_n, next, by)) break;
             if (!dq_push(e, &dq, n, 2, next) || !dq_push(e, &dq, next, 0, next)) break;
-            e->flags[next->id] |= F_ON_STACK;
+            ns(e, next->id)->flags |= F_ON_STACK;
         } else {
-            const UOp *r = en.new_n->id < e->cap ? e->replace[en.new_n->id] : NULL;
+            const UOp *r = replaced(e, en.new_n->id);
             if (!r) {
                 if (++waiting > dq.count + 1) { report_stuck(e, &en); break; }
                 if (!dq_push_front(e, &dq, en)) break;
                 continue;
             }
             waiting = 0;
-            e->replace[n->id] = r;
+            ns(e, n->id)->replace = r;
         }
     }
     if (!e->error) {
-        result = e->replace[root->id];
+        result = replaced(e, root->id);
         if (!result) fail(e, "graph_rewrite: the root was left without a result");
     }
 out:
-    free(dq.items);
+    e->s->dq = dq;
     return e->error ? NULL : result;
 }
 
@@ -442,18 +519,12 @@ static void engine_init(Engine *e, UCtx *c, const RuleSet *rs, const RewriteOpts
     e->total_limit = max ? max : DEFAULT_TOTAL_LIMIT;
     e->chain_limit = max && max < DEFAULT_CHAIN_LIMIT ? max : DEFAULT_CHAIN_LIMIT;
     e->pass_name = o && o->name ? o->name : ruleset_name(rs);
+    e->s = scratch_acquire();
 }
 
 static void engine_free(Engine *e) {
-    free(e->replace);
-    free(e->flags);
-    free(e->from);
-    free(e->from_rule);
-    free(e->depth);
-    free(e->bpm_cache);
-    free(e->mark);
-    free(e->chain);
-    free(e->chain_rules);
+    scratch_release(e->s);
+    e->s = NULL;
 }
 
 const UOp *graph_rewrite(UCtx *c, const UOp *root, const RuleSet *rs, const RewriteOpts *opts) {
@@ -467,10 +538,11 @@ const UOp *graph_rewrite(UCtx *c, const UOp *root, const RuleSet *rs, const Rewr
     uint64_t t0 = now_ns();
     if (e.trace && !trace_begin_pass(e.trace, e.pass_name, root)) {
         uctx_set_error(c, "out of memory recording the trace");
+        engine_free(&e);
         return NULL;
     }
     const UOp *res = NULL;
-    if (grow_arrays(&e, uctx_node_count(c) + 1)) res = unified_rewrite(&e, root, opts && opts->bottom_up);
+    if (e.s && grow_nodes(&e, (size_t)root->id + 1)) res = unified_rewrite(&e, root, opts && opts->bottom_up);
     else uctx_set_error(c, "out of memory in graph_rewrite");
     if (e.trace) trace_end_pass(e.trace, res ? res : root, now_ns() - t0);
     engine_free(&e);
@@ -491,12 +563,13 @@ bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, c
     uint64_t t0 = now_ns();
     if (e.trace && !trace_begin_pass(e.trace, e.pass_name, n ? lst[n - 1] : NULL)) {
         uctx_set_error(c, "out of memory recording the trace");
+        engine_free(&e);
         return false;
     }
     const UOp **res = NULL;
     size_t nres = 0, cap = 0;
     const UOp *small[8];
-    if (!grow_arrays(&e, uctx_node_count(c) + 1)) fail(&e, "out of memory in line_rewrite");
+    if (!e.s || !grow_nodes(&e, uctx_node_count(c) + 1)) fail(&e, "out of memory in line_rewrite");
     for (size_t i = 0; i < n && !e.error; i++) {
         const UOp *u = lst[i];
         if (!u) { fail(&e, "line_rewrite: instruction %zu is missing", i); break; }
@@ -505,7 +578,7 @@ bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, c
         bool changed = false;
         for (int k = 0; k < u->nsrc && !e.error; k++) {
             const UOp *x = u->src[k];
-            const UOp *rx = x->id < e.cap ? e.replace[x->id] : NULL;
+            const UOp *rx = replaced(&e, x->id);
             if (!rx)
                 fail(&e, "line_rewrite: instruction %zu (%%%u %s) uses %%%u (%s), which is not earlier in the list", i,
                      u->id, op_name(uop_op(u)), x->id, op_name(uop_op(x)));
@@ -539,7 +612,7 @@ bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, c
             stands_for = rw;
         }
         if (!have_slot(&e, u)) break;
-        e.replace[u->id] = stands_for;
+        ns(&e, u->id)->replace = stands_for;
         if (nres + nemit > cap) {
             size_t ncap = cap ? cap * 2 : 64;
             while (ncap < nres + nemit) ncap *= 2;

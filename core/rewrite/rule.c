@@ -97,10 +97,20 @@ const char *rule_capture_name(const Rule *r, int slot) {
 }
 RuleStats *rule_stats(Rule *r) { return r ? &r->stats : NULL; }
 
+/* Rule functions name captures with string literals, so the pointer of the
+ * name last looked up for a slot is remembered: a repeated lookup finds its
+ * slot by pointer and confirms it with one string comparison, instead of
+ * comparing against every capture name. */
 const UOp *match_get(const Match *m, const char *name) {
-    if (!m || !m->rule) return NULL;
-    int slot = rule_capture_slot(m->rule, name);
-    return slot < 0 ? NULL : m->cap[slot];
+    if (!m || !m->rule || !name) return NULL;
+    Rule *r = (Rule *)m->rule; /* the name cache is not part of the rule's value */
+    int n = r->pat->ncap;
+    for (int i = 0; i < n; i++)
+        if (r->seen_name[i] == name && strcmp(r->pat->names[i], name) == 0) return m->cap[i];
+    int slot = pattern_capture_slot(r->pat, name);
+    if (slot < 0) return NULL;
+    r->seen_name[slot] = name;
+    return m->cap[slot];
 }
 
 void rewrite_fail(const Match *m, const char *fmt, ...) {
@@ -156,7 +166,12 @@ static bool try_match(const UOp **caps, uint32_t bound, void *ud) {
 int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, const UOp **out) {
     RewriteRun local = {.ctx = c, .failed = false};
     if (!run) run = &local;
-    Attempt a = {.r = r};
+    /* not zeroed as a whole: the capture slots are written by the matcher
+     * before anything reads them */
+    Attempt a;
+    a.r = r;
+    a.result = NULL;
+    a.matched = false;
     a.m.rule = r;
     a.m.root = u;
     a.m.ctx = c;
@@ -205,11 +220,25 @@ RuleSet *ruleset_new(const char *name) {
     return rs;
 }
 
+/* the next op at or after `from` that r's root can be, OP_COUNT if none */
+static int next_root_op(const Rule *r, int from) {
+    if (r->pat->root_any_op) return from;
+    const OpSet *s = &r->pat->root_ops;
+    for (int w = from / 64; w < (OP_COUNT + 63) / 64; w++) {
+        uint64_t bits = s->w[w];
+        if (w == from / 64) bits &= ~0ull << (from % 64);
+        if (bits) {
+            int op = w * 64 + __builtin_ctzll(bits);
+            return op < OP_COUNT ? op : OP_COUNT;
+        }
+    }
+    return OP_COUNT;
+}
+
 bool ruleset_add(RuleSet *rs, Rule *r) {
     if (!rs || !r) return false;
     if (!list_push(&rs->all, r)) return false;
-    for (int op = 0; op < OP_COUNT; op++) {
-        if (!r->pat->root_any_op && !opset_has(&r->pat->root_ops, (Op)op)) continue;
+    for (int op = next_root_op(r, 0); op < OP_COUNT; op = next_root_op(r, op + 1)) {
         if (!list_push(&rs->by_op[op], r)) {
             /* undo: drop r from every list it reached */
             for (int k = 0; k < op; k++)
@@ -222,13 +251,35 @@ bool ruleset_add(RuleSet *rs, Rule *r) {
     return true;
 }
 
+/* dst = a followed by b, allocated once */
+static bool list_concat(RuleList *dst, const RuleList *a, const RuleList *b) {
+    int n = a->n + b->n;
+    if (n == 0) return true;
+    dst->items = malloc((size_t)n * sizeof *dst->items);
+    if (!dst->items) return false;
+    if (a->n) memcpy(dst->items, a->items, (size_t)a->n * sizeof *a->items);
+    if (b->n) memcpy(dst->items + a->n, b->items, (size_t)b->n * sizeof *b->items);
+    dst->n = dst->cap = n;
+    return true;
+}
+
+/* Each per-op list of the result is a's list followed by b's (both are in
+ * set order), so the lists are joined rather than rebuilt rule by rule. */
 RuleSet *ruleset_concat(const char *name, const RuleSet *a, const RuleSet *b) {
     RuleSet *rs = ruleset_new(name);
     if (!rs) return NULL;
-    const RuleSet *parts[2] = {a, b};
-    for (int p = 0; p < 2; p++)
-        for (int i = 0; parts[p] && i < parts[p]->all.n; i++)
-            if (!ruleset_add(rs, parts[p]->all.items[i])) { ruleset_free(rs); return NULL; }
+    static const RuleList none;
+    const RuleList *aall = a ? &a->all : &none, *ball = b ? &b->all : &none;
+    bool ok = list_concat(&rs->all, aall, ball);
+    for (int op = 0; ok && op < OP_COUNT; op++)
+        ok = list_concat(&rs->by_op[op], a ? &a->by_op[op] : &none, b ? &b->by_op[op] : &none);
+    if (!ok) {
+        /* no references taken yet: drop the lists only */
+        rs->all.n = 0;
+        ruleset_free(rs);
+        return NULL;
+    }
+    for (int i = 0; i < rs->all.n; i++) rule_ref(rs->all.items[i]);
     return rs;
 }
 

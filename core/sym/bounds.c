@@ -9,12 +9,17 @@ typedef __int128 i128;
 
 static bool is_int_like(const DType *d) { return !dt_is_ptr(d) && (dt_is_int(d) || dt_is_bool(d)); }
 
+static inline unsigned state_of(const UOp *u) { return u->bounds_state & BOUNDS_STATE_MASK; }
+static inline void set_state(UOp *u, unsigned st) {
+    u->bounds_state = (uint8_t)((u->bounds_state & ~BOUNDS_STATE_MASK) | st);
+}
+
 static void set_bounds(UOp *u, i128 lo, i128 hi) {
     int64_t dmin = dt_min_int(u->dtype), dmax = dt_max_int(u->dtype);
     if (lo > hi || lo < dmin || hi > dmax) { lo = dmin; hi = dmax; }
     u->vmin = (int64_t)lo;
     u->vmax = (int64_t)hi;
-    u->bounds_state = BOUNDS_INT;
+    set_state(u, BOUNDS_INT);
 }
 
 static i128 min4(i128 a, i128 b, i128 c, i128 d) {
@@ -31,7 +36,7 @@ static i128 cdiv(i128 a, i128 b) { return a / b; } /* C division truncates towar
 
 /* source bounds; sources are always computed before their users */
 static bool src_bounds(const UOp *s, i128 *lo, i128 *hi) {
-    if (s->bounds_state != BOUNDS_INT) return false;
+    if (state_of(s) != BOUNDS_INT) return false;
     *lo = s->vmin;
     *hi = s->vmax;
     return true;
@@ -39,7 +44,7 @@ static bool src_bounds(const UOp *s, i128 *lo, i128 *hi) {
 
 static void compute_one(UOp *u) {
     const DType *dt = u->dtype;
-    if (!is_int_like(dt)) { u->bounds_state = BOUNDS_NONE; return; }
+    if (!is_int_like(dt)) { set_state(u, BOUNDS_NONE); return; }
     Op op = uop_op(u);
     int64_t dmin = dt_min_int(dt), dmax = dt_max_int(dt);
     i128 a0, a1, b0, b1;
@@ -172,9 +177,9 @@ static void compute_one(UOp *u) {
 
 bool uop_bounds(const UOp *u, int64_t *lo, int64_t *hi) {
     if (!u || !is_int_like(u->dtype)) return false;
-    if (u->bounds_state == BOUNDS_UNKNOWN) {
+    if (state_of(u) == BOUNDS_UNKNOWN) {
         bool srcs_ready = true;
-        for (int i = 0; i < u->nsrc && srcs_ready; i++) srcs_ready = u->src[i]->bounds_state != BOUNDS_UNKNOWN;
+        for (int i = 0; i < u->nsrc && srcs_ready; i++) srcs_ready = state_of(u->src[i]) != BOUNDS_UNKNOWN;
         if (srcs_ready) {
             compute_one((UOp *)u);
         } else {
@@ -182,11 +187,11 @@ bool uop_bounds(const UOp *u, int64_t *lo, int64_t *hi) {
             const UOp **topo = uop_toposort(u, &n);
             if (!topo) return false;
             for (size_t i = 0; i < n; i++)
-                if (topo[i]->bounds_state == BOUNDS_UNKNOWN) compute_one((UOp *)topo[i]);
+                if (state_of(topo[i]) == BOUNDS_UNKNOWN) compute_one((UOp *)topo[i]);
             free(topo);
         }
     }
-    if (u->bounds_state != BOUNDS_INT) return false;
+    if (state_of(u) != BOUNDS_INT) return false;
     *lo = u->vmin;
     *hi = u->vmax;
     return true;

@@ -28,49 +28,75 @@ static const UOp *lookup(const UOp *u, const UOp *const *from, const UOp *const 
     return NULL;
 }
 
-static int cmp_ptr(const void *a, const void *b) {
-    const UOp *x = *(const UOp *const *)a, *y = *(const UOp *const *)b;
-    return x < y ? -1 : x > y;
+/* node -> its replacement during one substitution: open addressing on the
+ * node id, sized to the graph */
+typedef struct SubstMap {
+    uint32_t *ids; /* id + 1, 0: empty */
+    const UOp **vals;
+    size_t mask;
+} SubstMap;
+
+static bool map_init(SubstMap *m, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    m->ids = calloc(cap, sizeof *m->ids);
+    m->vals = malloc(cap * sizeof *m->vals);
+    m->mask = cap - 1;
+    return m->ids && m->vals;
+}
+
+static void map_free(SubstMap *m) {
+    free(m->ids);
+    free(m->vals);
+}
+
+static inline size_t map_home(const SubstMap *m, uint32_t id) { return (id * 2654435761u) & m->mask; }
+
+static void map_put(SubstMap *m, uint32_t id, const UOp *v) {
+    size_t i = map_home(m, id);
+    while (m->ids[i] && m->ids[i] != id + 1) i = (i + 1) & m->mask;
+    m->ids[i] = id + 1;
+    m->vals[i] = v;
+}
+
+static const UOp *map_get(const SubstMap *m, uint32_t id) {
+    for (size_t i = map_home(m, id); m->ids[i]; i = (i + 1) & m->mask)
+        if (m->ids[i] == id + 1) return m->vals[i];
+    return NULL;
 }
 
 /* NULL when out of memory or a node cannot be rebuilt */
 static const UOp *substitute(UCtx *c, const UOp *root, const UOp *const *from, const UOp *const *to, int n) {
+    /* nothing to replace unless some from[i] can be in root's graph (sources
+     * have smaller ids than their users) */
+    bool reachable = false;
+    for (int i = 0; i < n && !reachable; i++) reachable = from[i]->id <= root->id;
+    if (!reachable) return root;
     size_t nn;
     const UOp **order = uop_toposort(root, &nn);
     if (!order) return NULL;
-    /* sorted copy of the nodes to find a node's slot by pointer */
-    const UOp **sorted = malloc(nn * sizeof *sorted);
-    const UOp **result = malloc(nn * sizeof *result);
-    size_t *slot_of = malloc(nn * sizeof *slot_of);
+    SubstMap map;
     const UOp *out = NULL;
-    if (!sorted || !result || !slot_of) goto done;
-    for (size_t i = 0; i < nn; i++) sorted[i] = order[i];
-    qsort(sorted, nn, sizeof *sorted, cmp_ptr);
-    /* slot_of[k]: position in order of sorted[k] */
+    if (!map_init(&map, nn)) goto done;
     for (size_t i = 0; i < nn; i++) {
-        const UOp **p = bsearch(&order[i], sorted, nn, sizeof *sorted, cmp_ptr);
-        slot_of[p - sorted] = i;
-    }
-    for (size_t i = 0; i < nn; i++) {
-        const UOp *u = order[i], *rep = lookup(u, from, to, n);
-        if (rep) { result[i] = rep; continue; }
-        if (u->nsrc == 0) { result[i] = u; continue; }
-        const UOp *srcs[u->nsrc];
-        bool changed = false;
-        for (int s = 0; s < u->nsrc; s++) {
-            const UOp **p = bsearch(&u->src[s], sorted, nn, sizeof *sorted, cmp_ptr);
-            srcs[s] = result[slot_of[p - sorted]];
-            changed |= srcs[s] != u->src[s];
+        const UOp *u = order[i], *rep = lookup(u, from, to, n), *res = u;
+        if (rep) res = rep;
+        else if (u->nsrc > 0) {
+            const UOp *srcs[u->nsrc];
+            bool changed = false;
+            for (int s = 0; s < u->nsrc; s++) {
+                srcs[s] = map_get(&map, u->src[s]->id);
+                changed |= srcs[s] != u->src[s];
+            }
+            res = changed ? uop_with_src(c, u, srcs, u->nsrc) : u;
+            if (!res) goto done;
         }
-        result[i] = changed ? uop_with_src(c, u, srcs, u->nsrc) : u;
-        if (!result[i]) goto done;
+        map_put(&map, u->id, res);
+        if (i == nn - 1) out = res;
     }
-    out = result[nn - 1];
 done:
     free(order);
-    free(sorted);
-    free(result);
-    free(slot_of);
+    map_free(&map);
     return out;
 }
 
@@ -81,6 +107,8 @@ static const UOp *simplify(UCtx *c, const UOp *u) {
 
 /* is needle in the backward slice of hay (hay itself included)? */
 static bool in_slice(const UOp *needle, const UOp *hay) {
+    if (needle == hay) return true;
+    if (needle->id > hay->id) return false; /* a source is older than its users */
     size_t n;
     const UOp **order = uop_toposort(hay, &n);
     bool found = false;
@@ -89,10 +117,12 @@ static bool in_slice(const UOp *needle, const UOp *hay) {
     return found;
 }
 
-static bool op_in_slice(Op op, const UOp *hay) {
+/* out of memory: answers "yes" (so callers back off) and sets *failed */
+static bool op_in_slice(Op op, const UOp *hay, bool *failed) {
     size_t n;
     const UOp **order = uop_toposort(hay, &n);
-    bool found = !order; /* out of memory: answer "yes" so callers back off */
+    if (!order) *failed = true;
+    bool found = !order;
     for (size_t i = 0; order && i < n && !found; i++) found = uop_op(order[i]) == op;
     free(order);
     return found;
@@ -132,8 +162,14 @@ static const UOp *simplify_with(UCtx *c, const UOp *u, const UOp *const *from, c
 }
 
 /* uop simplified under the assumption that valid is true (tinygrad
- * uop_given_valid); returns uop itself when nothing applies or on failure */
-static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, bool try_simplex) {
+ * uop_given_valid); returns uop itself when nothing applies or on failure,
+ * and sets *failed on failure (out of memory, a rewrite that stopped) */
+static const UOp *gave_up(bool *failed, const UOp *start) {
+    *failed = true;
+    return start;
+}
+
+static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, bool try_simplex, bool *failed) {
     const UOp *clauses[SYM_MAX_TERMS];
     int nc = sym_split(valid, OP_AND, clauses, SYM_MAX_TERMS);
     if (nc < 0) return uop;
@@ -165,15 +201,15 @@ static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, boo
         /* valid can never hold: nothing to learn, leave the expression alone */
         if (v0 > v1) return start;
         fakes[i] = fake_var(c, i, v0, v1, x->dtype);
-        if (!fakes[i]) return start;
+        if (!fakes[i]) return gave_up(failed, start);
         if (!try_simplex) continue;
 
         /* the clause alone */
         const UOp *sub = substitute(c, uop, &exprs[i], &fakes[i], 1);
-        if (!sub) return start;
+        if (!sub) return gave_up(failed, start);
         if (sub != uop) {
             const UOp *r = simplify_with(c, sub, &exprs[i], &fakes[i], 1);
-            if (!r) return start;
+            if (!r) return gave_up(failed, start);
             uop = r;
         }
 
@@ -192,13 +228,13 @@ static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, boo
             if (!sym_bounds(terms[t], &tlo, &thi) || thi < 1) return start;
             tfakes[t] = fake_var(c, i, 1, thi, terms[t]->dtype);
             subs[t] = tfakes[t] ? substitute(c, uop, &terms[t], &tfakes[t], 1) : NULL;
-            if (!subs[t]) return start;
+            if (!subs[t]) return gave_up(failed, start);
             any_unchanged |= subs[t] == uop;
         }
         if (any_unchanged) continue;
         for (int t = 0; t < nt && all_same; t++) {
             const UOp *r = simplify_with(c, subs[t], &terms[t], &tfakes[t], 1);
-            if (!r) return start;
+            if (!r) return gave_up(failed, start);
             if (!first) first = r;
             all_same = r == first;
         }
@@ -208,10 +244,10 @@ static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, boo
     /* all the clauses together */
     if (ne > 0) {
         const UOp *sub = substitute(c, uop, exprs, fakes, ne);
-        if (!sub) return start;
+        if (!sub) return gave_up(failed, start);
         if (sub != uop) {
             const UOp *r = simplify_with(c, sub, exprs, fakes, ne);
-            if (!r) return start;
+            if (!r) return gave_up(failed, start);
             uop = r;
         }
     }
@@ -222,9 +258,14 @@ static const UOp *uop_given_valid(UCtx *c, const UOp *valid, const UOp *uop, boo
 /* where(valid, x, Invalid): x simplified given valid */
 static const UOp *gated_given_valid(const Match *m, void *ud) {
     (void)ud;
+    if (sym_fact(ROOT, SYM_FACT_GATED_SIMPLE)) return NULL;
     const UOp *cond = GET("cond"), *x = GET("x");
-    const UOp *nx = uop_given_valid(CTX, cond, x, false);
-    if (nx == x) return NULL;
+    bool failed = false;
+    const UOp *nx = uop_given_valid(CTX, cond, x, false, &failed);
+    if (nx == x) {
+        if (!failed) sym_fact_set(ROOT, SYM_FACT_GATED_SIMPLE);
+        return NULL;
+    }
     return uop_where(CTX, cond, nx, ROOT->src[2]);
 }
 
@@ -244,7 +285,12 @@ static int valid_priority(const UOp *v, const UOp *const *valids, int n) {
 static const UOp *simplify_valid(const Match *m, void *ud) {
     (void)ud;
     const UOp *valid = ROOT;
-    if (op_in_slice(OP_INDEX, valid)) return NULL;
+    if (sym_fact(valid, SYM_FACT_VALID_SIMPLE)) return NULL;
+    bool failed = false;
+    if (op_in_slice(OP_INDEX, valid, &failed)) {
+        if (!failed) sym_fact_set(valid, SYM_FACT_VALID_SIMPLE);
+        return NULL;
+    }
     const UOp *valids[SYM_MAX_TERMS];
     int n = sym_split(valid, OP_AND, valids, SYM_MAX_TERMS);
     if (n < 1) return NULL;
@@ -264,13 +310,14 @@ static const UOp *simplify_valid(const Match *m, void *ud) {
         bool dup = false;
         for (int j = 0; j < i && !dup; j++) dup = valids[j] == valids[i];
         if (dup) continue;
-        const UOp *stmt = conj ? uop_given_valid(CTX, conj, valids[i], true) : valids[i];
+        const UOp *stmt = conj ? uop_given_valid(CTX, conj, valids[i], true, &failed) : valids[i];
         ret[nr++] = stmt;
         conj = conj ? sym_bin(CTX, OP_AND, conj, stmt) : stmt;
         if (!conj) return NULL;
     }
     bool same = nr == n;
     for (int i = 0; i < nr && same; i++) same = ret[i] == valids[i];
+    if (same && !failed) sym_fact_set(valid, SYM_FACT_VALID_SIMPLE);
     return same ? NULL : conj;
 }
 

@@ -376,6 +376,63 @@ static void test_rule_fn_when_and_stats(void **state) {
     rule_unref(r);
 }
 
+/* match_get by a name held in a buffer whose contents change between calls:
+ * the same pointer must still find the capture by its current name */
+static const UOp *sub_via_buffer(const Match *m, void *ud) {
+    char *name = ud;
+    strcpy(name, "a");
+    const UOp *a = match_get(m, name);
+    strcpy(name, "b");
+    const UOp *b = match_get(m, name);
+    strcpy(name, "zz");
+    if (match_get(m, name)) return NULL;
+    strcpy(name, "a");
+    if (match_get(m, name) != a) return NULL;
+    return a && b ? uop_binary(m->ctx, OP_SUB, a, b) : NULL;
+}
+
+static void test_match_get_by_name(void **state) {
+    G *g = *state;
+    char buf[8];
+    RuleSpec spec = {.name = "sub", .pattern = "(MUL a b@(CONST))", .fn = sub_via_buffer, .ud = buf, .file = "f.c"};
+    char err[256];
+    Rule *r = rule_new(&spec, err, sizeof err);
+    assert_non_null(r);
+    const UOp *out = NULL;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rule_apply(r, g->c, mul(g, g->x, g->two), NULL, NULL, &out), 1);
+        assert_ptr_equal(out, uop_binary(g->c, OP_SUB, g->x, g->two));
+        /* commutative: the constant is found in the other order too */
+        assert_int_equal(rule_apply(r, g->c, mul(g, g->two, g->y), NULL, NULL, &out), 1);
+        assert_ptr_equal(out, uop_binary(g->c, OP_SUB, g->y, g->two));
+    }
+    rule_unref(r);
+}
+
+/* commutative sources: orders whose ops cannot match are skipped, the others
+ * are tried written order first */
+static void test_commutative_orders(void **state) {
+    G *g = *state;
+    const UOp *m = mul(g, g->x, g->y), *got = NULL;
+    assert_true(matches("(ADD (MUL a b) c)", add(g, m, g->two), "c", &got));
+    assert_ptr_equal(got, g->two);
+    assert_true(matches("(ADD (MUL a b) c)", add(g, g->two, m), "c", &got));
+    assert_ptr_equal(got, g->two);
+    assert_false(matches("(ADD (MUL a b) c)", add(g, g->x, g->y), NULL, NULL));
+    assert_false(matches("(ADD (MUL a b) 2)", add(g, m, g->one), NULL, NULL));
+    assert_true(matches("(ADD 1 (MUL a b))", add(g, m, g->one), "a", &got));
+    assert_ptr_equal(got, g->x);
+    /* both orders possible: the written one wins */
+    const UOp *m2 = mul(g, g->y, g->two);
+    assert_true(matches("(ADD (MUL a b) c)", add(g, m, m2), "c", &got));
+    assert_ptr_equal(got, m2);
+    assert_true(matches("(ADD (MUL a b) c)", add(g, m2, m), "c", &got));
+    assert_ptr_equal(got, m);
+    /* "..." keeps the written order only */
+    assert_false(matches("(ADD 2 ...)", add(g, g->x, g->two), NULL, NULL));
+    assert_true(matches("(ADD 2 ...)", add(g, g->two, g->x), NULL, NULL));
+}
+
 static void test_rulesets(void **state) {
     (void)state;
     RuleSpec specs[] = {
@@ -420,6 +477,8 @@ int main(void) {
         cmocka_unit_test(test_template_build_error),
         cmocka_unit_test(test_rule_fn_when_and_stats),
         cmocka_unit_test(test_rulesets),
+        cmocka_unit_test(test_match_get_by_name),
+        cmocka_unit_test(test_commutative_orders),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

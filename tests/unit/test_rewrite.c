@@ -323,6 +323,81 @@ static void test_line_rewrite(void **state) {
     ruleset_free(rs);
 }
 
+/* (MUL x 2) -> x' + x', where x' is x rewritten by a graph_rewrite of its
+ * own with the same rules: rewrites nest as deep as the graph */
+static const UOp *nested_fn(const Match *m, void *ud) {
+    const RuleSet *const *rs = ud;
+    const UOp *x = match_get(m, "x");
+    const UOp *inner = graph_rewrite(m->ctx, x, *rs, NULL);
+    if (!inner) { rewrite_fail(m, "inner rewrite: %s", uctx_error(m->ctx)); return NULL; }
+    return uop_binary(m->ctx, OP_ADD, inner, inner);
+}
+
+static void test_nested_rewrites(void **state) {
+    G *g = *state;
+    static RuleSet *self;
+    RuleSpec specs[] = {{.name = "nest", .pattern = "(MUL x 2)", .fn = nested_fn, .ud = &self, .file = __FILE__,
+                         .line = __LINE__}};
+    self = rules("nested", specs, 1);
+    /* deeper than the engine keeps spare buffers for */
+    const UOp *e = g->x, *want = g->x;
+    for (int i = 0; i < 20; i++) {
+        e = mul(g, add(g, e, g->one), g->two);
+        want = add(g, add(g, want, g->one), add(g, want, g->one));
+    }
+    assert_ptr_equal(graph_rewrite(g->c, e, self, NULL), want);
+    /* and again, with the buffers now reused */
+    assert_ptr_equal(graph_rewrite(g->c, e, self, NULL), want);
+    assert_ptr_equal(graph_rewrite(g->c, want, self, NULL), want);
+    ruleset_free(self);
+}
+
+/* what one rewrite learned about a node is not seen by the next one */
+static void test_calls_do_not_share_memo(void **state) {
+    G *g = *state;
+    RuleSet *zero = rules("add0", SIMPLE, 1);
+    static const RuleSpec other_specs[] = {RULE_TMPL("add0_to_mul", "(ADD x 0)", "(MUL x 2)")};
+    RuleSet *other = rules("other", other_specs, 1);
+    const UOp *inner = add(g, g->x, g->zero), *e = add(g, inner, g->y);
+    for (int round = 0; round < 3; round++) {
+        assert_ptr_equal(graph_rewrite(g->c, e, zero, NULL), add(g, g->x, g->y));
+        assert_ptr_equal(graph_rewrite(g->c, e, other, NULL), add(g, mul(g, g->x, g->two), g->y));
+        assert_ptr_equal(graph_rewrite(g->c, inner, other, &(RewriteOpts){.bottom_up = true}), mul(g, g->x, g->two));
+    }
+    ruleset_free(zero);
+    ruleset_free(other);
+}
+
+/* a concatenation dispatches each op to the first set's rules, then the second's */
+static void test_concat_dispatch_order(void **state) {
+    G *g = *state;
+    static const RuleSpec sub_specs[] = {RULE_TMPL("to_sub", "(ADD x y)", "(SUB x y)")};
+    static const RuleSpec mul_specs[] = {RULE_TMPL("to_mul", "(ADD x y)", "(MUL x y)"),
+                                         RULE_TMPL("mul1", "(MUL x 1)", "x")};
+    static const RuleSpec any_specs[] = {RULE_TMPL("idx_to_max", "(_:index x 2)", "(MAX x 2)")};
+    RuleSet *s = rules("sub", sub_specs, 1), *m = rules("mul", mul_specs, 2), *any = rules("any", any_specs, 1);
+    RuleSet *sm = ruleset_concat("sm", s, m), *ms = ruleset_concat("ms", m, s);
+    RuleSet *anym = ruleset_concat("anym", any, m), *many = ruleset_concat("many", m, any);
+    const UOp *e = add(g, g->x, g->y);
+    assert_ptr_equal(graph_rewrite(g->c, e, sm, NULL), uop_binary(g->c, OP_SUB, g->x, g->y));
+    assert_ptr_equal(graph_rewrite(g->c, e, ms, NULL), mul(g, g->x, g->y));
+    /* the second set's rules for other ops are there too */
+    assert_ptr_equal(graph_rewrite(g->c, add(g, mul(g, g->x, g->one), g->y), sm, NULL),
+                     uop_binary(g->c, OP_SUB, g->x, g->y));
+    /* a rule whose root can be any op comes first or last as its set does */
+    const UOp *e2 = add(g, g->x, g->two);
+    assert_ptr_equal(graph_rewrite(g->c, e2, anym, NULL), uop_binary(g->c, OP_MAX, g->x, g->two));
+    assert_ptr_equal(graph_rewrite(g->c, e2, many, &(RewriteOpts){.stop_after = 1}), mul(g, g->x, g->two));
+    assert_int_equal(ruleset_count(anym), 3);
+    ruleset_free(s);
+    ruleset_free(m);
+    ruleset_free(any);
+    ruleset_free(sm);
+    ruleset_free(ms);
+    ruleset_free(anym);
+    ruleset_free(many);
+}
+
 static void test_speed(void **state) {
     (void)state;
     /* ((x + 0) * 2 + 0) * 2 ...: a million distinct (ADD e 0) to remove */
@@ -361,6 +436,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_failing_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_pointer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_rewrite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_rewrites, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_do_not_share_memo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concat_dispatch_order, setup, teardown),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

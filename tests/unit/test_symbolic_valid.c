@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/ir/uop.h"
+#include "core/sym/bounds.h"
 #include "core/sym/eval.h"
 #include "core/sym/symbolic.h"
 #include "core/util/strbuf.h"
@@ -192,6 +193,50 @@ static void test_random_gated_values_preserved(void **state) {
     assert_true(checked > 1000);
 }
 
+/* ---- facts kept on nodes ---- */
+/* A valid-based simplification that finds nothing is remembered on the node;
+ * one that rewrites is not, and simplifying again gives the same nodes. */
+static void test_unchanged_results_are_remembered(void **state) {
+    (void)state;
+    const UOp *v = land(lt(a, k(9)), lt(b, k(5)));
+    const UOp *g = gated(v, mod(a, k(4)));
+    assert_false(sym_fact(v, SYM_FACT_VALID_SIMPLE));
+    assert_false(sym_fact(g, SYM_FACT_GATED_SIMPLE));
+    const UOp *s1 = uop_simplify(c, g, "sym", NULL);
+    assert_ptr_equal(s1, g);
+    assert_true(sym_fact(v, SYM_FACT_VALID_SIMPLE));
+    assert_true(sym_fact(g, SYM_FACT_GATED_SIMPLE));
+    assert_ptr_equal(uop_simplify(c, g, "sym", NULL), g);
+
+    const UOp *changing = gated(lt(r0, k(3)), mod(add(r0, mul(r1, k(3))), k(9)));
+    const UOp *s2 = uop_simplify(c, changing, "sym", NULL);
+    assert_ptr_not_equal(s2, changing);
+    assert_false(sym_fact(changing, SYM_FACT_GATED_SIMPLE));
+    size_t before = uctx_node_count(c);
+    assert_ptr_equal(uop_simplify(c, changing, "sym", NULL), s2);
+    assert_int_equal(uctx_node_count(c), before); /* the second time builds nothing new */
+}
+
+/* facts share a byte with the bounds state: neither disturbs the other */
+static void test_facts_keep_bounds(void **state) {
+    (void)state;
+    const UOp *x = add(mul(b, k(3)), k(2)); /* [2, 23] */
+    sym_fact_set(x, SYM_FACT_VALID_SIMPLE);
+    int64_t lo = 0, hi = 0;
+    assert_true(uop_bounds(x, &lo, &hi));
+    assert_int_equal(lo, 2);
+    assert_int_equal(hi, 23);
+    assert_true(sym_fact(x, SYM_FACT_VALID_SIMPLE));
+    assert_false(sym_fact(x, SYM_FACT_GATED_SIMPLE));
+    const UOp *y = add(x, k(5)); /* bounds first, then a fact */
+    assert_true(uop_bounds(y, &lo, &hi));
+    sym_fact_set(y, SYM_FACT_GATED_SIMPLE);
+    assert_true(uop_bounds(y, &lo, &hi));
+    assert_int_equal(lo, 7);
+    assert_int_equal(hi, 28);
+    assert_true(sym_fact(y, SYM_FACT_GATED_SIMPLE));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upper_bound_drops_mod),
@@ -209,6 +254,8 @@ int main(void) {
         cmocka_unit_test(test_simplex_clause_dropped),
         cmocka_unit_test(test_clause_over_other_expression_kept),
         cmocka_unit_test(test_random_gated_values_preserved),
+        cmocka_unit_test(test_unchanged_results_are_remembered),
+        cmocka_unit_test(test_facts_keep_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

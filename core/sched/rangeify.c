@@ -13,7 +13,8 @@
  *   FLIP      (n-1) - i
  *   PAD       i - before, valid where before <= i < before + n; the value is
  *             WHERE(valid, x, 0) and every read below is gated by the valid
- *   REDUCE_AXIS  new REDUCE ranges for the reduced dims; REDUCE(value, ranges)
+ *   REDUCE_AXIS  new REDUCE ranges for the reduced dims; REDUCE(value, ranges),
+ *             less the ranges the value does not use (pm_reduce_unparented)
  *   a BUFFER or another materialised node   INDEX(buffer, flat index), the
  *             index WHERE(valid, idx, Invalid) under a pad
  *   ALU ops   the same op on the sources' values at the same indices
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "reduce_unparented.h"
 #include "schedule_internal.h"
 #include "../sym/symbolic.h"
 
@@ -249,8 +251,13 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
     if (!v || nr == 0) return v;
     src[0] = v;
     const UOp *r = uop_new(c, OP_REDUCE, x->dtype, src, 1 + nr, arg_op(c, rop));
-    if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_reduce", x, r);
-    return r;
+    if (!built(R, x, r)) return NULL;
+    SCHED_NOTE(R->st, "rangeify_reduce", x, r);
+    /* ranges the value does not use (a reduced broadcast dim) go */
+    const UOp *d = reduce_drop_unparented(c, r);
+    if (!built(R, x, d)) return NULL;
+    if (d != r) SCHED_NOTE(R->st, "reduce_unparented", x, d);
+    return d;
 }
 
 static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {

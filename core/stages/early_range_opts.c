@@ -10,9 +10,14 @@
  *                       graph does not get more div/mod nodes;
  *   pm_split_store      (CPU) a store loop whose body compares its range with
  *                       constants is cut at those points into one loop per
- *                       segment, so no iteration branches. */
+ *                       segment, so no iteration branches.  The loops the
+ *                       store closes inside itself (reduce ranges) get a
+ *                       copy per segment, with the segment number as a
+ *                       sub-id: a RANGE is one loop in the program, and
+ *                       segments sharing one could not be ordered. */
 #include <stdlib.h>
 #include "early.h"
+#include "ranges.h"
 #include "../rewrite/rewrite.h"
 #include "../sym/sym_helpers.h"
 #include "../sym/symbolic.h"
@@ -214,6 +219,37 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* r with `sub` added to its axis id: the same loop, for another segment */
+static const UOp *range_copy(UCtx *c, const UOp *r, int64_t sub) {
+    const Arg *arg = sub_axis_arg(c, r->arg, sub);
+    return arg ? uop_intern(c, OP_RANGE, r->dtype, r->src, r->nsrc, arg, r->tag) : NULL;
+}
+
+/* the ranges closed inside the store's graph (by a REDUCE, END or inner
+ * STORE), r aside: they start and finish within one iteration of r */
+static bool closed_inside(const UOp *const *t, size_t n, const UOp *r, NodeSet *out) {
+    for (size_t i = 0; i + 1 < n; i++) {
+        NodeSet e = {0};
+        bool ok = ended_ranges(t[i], &e);
+        for (int k = 0; ok && k < e.n; k++)
+            if (uop_op(e.items[k]) == OP_RANGE && e.items[k] != r) ok = nodeset_add(out, e.items[k]);
+        nodeset_free(&e);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* one segment: the store with r -> nr + start, and its inner loops copied */
+static const UOp *segment_store(UCtx *c, const UOp *store, const UOp *r, const UOp *nr, int64_t start,
+                                const NodeSet *inner, int64_t seg) {
+    const UOp *st = early_replace_range(c, store, r, sym_addc(c, nr, start), NULL, 0);
+    for (int k = 0; st && k < inner->n; k++) {
+        const UOp *q = inner->items[k], *nq = range_copy(c, q, seg);
+        st = nq ? early_replace_range(c, st, q, nq, NULL, 0) : NULL;
+    }
+    return st;
+}
+
 /* END(STORE, r) where the store compares r < c for constants c inside r's
  * size: one END per segment between the cut points, in a GROUP */
 static const UOp *cut_store_range(const Match *m, void *ud) {
@@ -237,9 +273,13 @@ static const UOp *cut_store_range(const Match *m, void *ud) {
                 cuts[ncut++] = v;
         }
     }
+    NodeSet inner = {0};
+    bool inner_ok = ncut > 2 && closed_inside(t, n, r, &inner);
     free(t);
-    if (ncut <= 2) {
+    if (ncut <= 2 || !inner_ok) {
         free(cuts);
+        nodeset_free(&inner);
+        if (ncut > 2) rewrite_fail(m, "cutting range %%%u: out of memory", r->id);
         return NULL;
     }
     qsort(cuts, (size_t)ncut, sizeof *cuts, cmp_i64);
@@ -251,16 +291,18 @@ static const UOp *cut_store_range(const Match *m, void *ud) {
     int nend = 0;
     for (int i = 0; i + 1 < ncut; i++) {
         const UOp *nr = range_like(c, r, cuts[i + 1] - cuts[i], i);
-        const UOp *st = nr ? early_replace_range(c, store, r, sym_addc(c, nr, cuts[i]), NULL, 0) : NULL;
+        const UOp *st = nr ? segment_store(c, store, r, nr, cuts[i], &inner, i) : NULL;
         const UOp *src[2] = {st, nr};
         ends[nend] = st ? uop_new(c, OP_END, DT_VOID, src, 2, NULL) : NULL;
         if (!ends[nend++]) {
             free(cuts);
+            nodeset_free(&inner);
             rewrite_fail(m, "cutting range %%%u: %s", r->id, uctx_error(c));
             return NULL;
         }
     }
     free(cuts);
+    nodeset_free(&inner);
     return uop_new(c, OP_GROUP, DT_VOID, ends, nend, NULL);
 }
 

@@ -71,10 +71,26 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
     if (!node_table_init(&t, sink)) { snprintf(why, whylen, "out of memory"); return false; }
     NodeSet *deps = calloc(t.n ? t.n : 1, sizeof *deps);
     const UOp **parent = calloc(t.n ? t.n : 1, sizeof *parent);   /* by slot of an END: its nesting END/SINK */
+    const UOp **ended_by = calloc(t.n ? t.n : 1, sizeof *ended_by); /* by slot of a RANGE: the END that ends it */
     NodeSet order = {0};   /* ENDs in the order they got a parent */
-    bool ok = deps && parent;
+    bool ok = deps && parent && ended_by, shared = false;
     for (size_t i = 0; ok && i < t.n; i++) {
         const UOp *u = t.topo[i];
+        /* a RANGE is one loop: two ENDs of it would need it in two places */
+        for (int k = 1; uop_op(u) == OP_END && k < u->nsrc; k++) {
+            const UOp *r = u->src[k];
+            int32_t rs = t.slot[r->id];
+            if (uop_op(r) != OP_RANGE || rs < 0) continue;
+            if (ended_by[rs] && ended_by[rs] != u) {
+                snprintf(why, whylen, "RANGE %%%u is ended by END %%%u and END %%%u: one loop cannot be in two places",
+                         r->id, ended_by[rs]->id, u->id);
+                ok = false;
+                shared = true;
+                break;
+            }
+            ended_by[rs] = u;
+        }
+        if (!ok) break;
         for (int k = 0; ok && k < u->nsrc; k++) ok = nodeset_union(&deps[i], &deps[t.slot[u->src[k]->id]]);
         Op op = uop_op(u);
         if (ok && (op == OP_END || op == OP_SINK)) {
@@ -94,7 +110,7 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
     SortItem *items = ok ? malloc((size_t)(order.n ? order.n : 1) * sizeof *items) : NULL;
     ok = ok && items;
     NodeSet parents = {0};
-    bool cycle = false;
+    bool cycle = shared;
     for (int i = 0; ok && i < order.n; i++) ok = nodeset_add(&parents, parent[t.slot[order.items[i]->id]]);
     for (int p = 0; ok && p < parents.n; p++) {
         const UOp *k = parents.items[p];
@@ -136,6 +152,7 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
         for (size_t i = 0; i < t.n; i++) nodeset_free(&deps[i]);
     free(deps);
     free(parent);
+    free(ended_by);
     node_table_free(&t);
     return ok;
 }

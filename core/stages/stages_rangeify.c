@@ -1,13 +1,19 @@
 /* stages_rangeify.c - codegen stages 1-6, 8 and 10: each composes the rule
  * sets tinygrad v0.12.0 runs at that point (codegen/__init__.py) and runs
  * them as one graph_rewrite.  Stage 2 (load collapse, an optimisation) is
- * not written: it passes the root through.  The composed sets are built on first use and
- * kept until stages_rangeify_free(). */
+ * not written: it passes the root through.  Stage 8 adds
+ * pm_reduce_unparented (which v0.12.0 runs only in the scheduler): stage 6
+ * cuts a loop where padding starts, and a segment of padding reduces a
+ * constant, which must fold before stage 11 makes it an accumulator (an
+ * accumulator of `acc + 0` loses its init to the store-of-own-load rule).
+ * The composed sets are built on first use and kept until
+ * stages_rangeify_free(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include "early.h"
 #include "stages.h"
 #include "stages_rangeify.h"
+#include "../sched/reduce_unparented.h"
 #include "../sym/symbolic.h"
 
 typedef RuleSet *(*BuildFn)(char *err, size_t errlen);
@@ -58,9 +64,15 @@ static const RuleSet *get_set(int which, char *err, size_t errlen) {
         rs = compose("pm_flatten_range+pm_split_store", NULL, early_build_flatten_range, early_build_split_store, err,
                      errlen);
         break;
-    case SET_POSTOPT_SYM:
-        rs = compose("sym+pm_move_where_on_load", "sym", NULL, early_build_move_where_on_load, err, errlen);
+    case SET_POSTOPT_SYM: {
+        RuleSet *a = compose("sym+pm_move_where_on_load", "sym", NULL, early_build_move_where_on_load, err, errlen);
+        RuleSet *b = a ? reduce_unparented_rules(err, errlen) : NULL;
+        rs = b ? ruleset_concat("sym+pm_move_where_on_load+pm_reduce_unparented", a, b) : NULL;
+        if (b && !rs) snprintf(err, errlen, "out of memory composing stage 8's rules");
+        ruleset_free(a);
+        ruleset_free(b);
         break;
+    }
     case SET_LOCAL_BUFFERS:
         rs = compose("pm_add_buffers_local+rangeify_codegen", NULL, early_build_mops, early_build_rangeify_codegen, err,
                      errlen);

@@ -435,8 +435,14 @@ ops.movement = function(P, a)
         parts[i] = string.format("{%d, %d}", lo, hi)
       end
       local f2 = keep(a)
-      if chance(0.3) and a.dt ~= "bool" then
-        local v =  a.dt == "int32" and tostring(rint(-3, 3)) or "1.5"
+      if chance(0.3) then
+        local v = a.dt == "int32" and tostring(rint(-3, 3)) or "1.5"
+        if a.dt == "bool" then
+          -- as tinygrad: a value other than false promotes (true, ints: int32; floats: float32)
+          v = pick({"true", "false", "2", "-1", "1.5"})
+          f2.dt = v == "false" and "bool" or v == "1.5" and "float32" or "int32"
+          f2.g = v == "1.5" and 1 or 0
+        end
         f2.M = math.max(a.M, 3)
         return string.format("%s:pad({%s}, {value = %s})", n, table.concat(parts, ", "), v), f2
       end

@@ -74,3 +74,43 @@ T.test("regression: padding a cast bool tensor with 3 keeps the 3", function()
   T.eq(#got, #want)
   for i = 1, #want do T.eq(got[i], want[i], "element " .. i) end
 end)
+
+-- stage 6 cut the output loop at the pad edges, and the segments shared the
+-- reduce range: two loops over one RANGE, which stage 20 could not order
+T.test("regression: a sum along a padded axis (segments reduce over their own ranges)", function()
+  local v = Tensor.new({{-4, 2, 1.25, -2}, {3.25, -2, 4, 4}, {0.25, 0, 1, 0.75}}, "float32")
+  local got = run_exact(uop.compile(v:pad{{2, 1}, {2, 2}}:sum(1, {keepdim = true})))
+  local want = {0, 0, -2.75, 9.25, 2, 0}
+  T.eq(#got, #want)
+  for i = 1, #want do T.eq(got[i], want[i], "element " .. i) end
+  -- both segments sum real data (a padded rows plus b)
+  local a = Tensor.new({{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}}, "int32")
+  local b = Tensor.new({{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}, {4, 4, 4, 4}, {5, 5, 5, 5}}, "int32")
+  got = run_exact(uop.compile((a:pad{{0, 2}, {0, 0}} + b):sum(1)))
+  want = {14, 34, 54, 16, 20}
+  T.eq(#got, #want)
+  for i = 1, #want do T.eq(got[i], want[i], "element " .. i) end
+end)
+
+-- a sum of a constant became an accumulator whose update (acc + 0) folded to
+-- a store of its own load, which dropped the init: the result was whatever
+-- the register held.  Sums over ranges the value does not use are now done
+-- in closed form (pm_reduce_unparented)
+T.test("regression: sums of a value that does not change over the loop", function()
+  local v1 = Tensor.new({{4, 1, 1, 2}, {0, 3, 4, 4}}, "int32")
+  T.eq(run_exact(uop.compile(v1:gt(v1):sum({keepdim = true}):ne(1)))[1], true)
+  local x = Tensor.new({{{{3.5}}}}, "float32")
+  local w = Tensor.new({{{{-4, 2.75}}}}, "float32")
+  local y = x:conv2d(w, {padding = 1, stride = 2})
+  local got = run_exact(uop.compile(y / (y:abs() + 1)))
+  T.eq(#got, 2)
+  T.eq(got[1], 0)
+  T.eq(got[2], 0)
+  T.eq(run_exact(uop.compile(Tensor.zeros(7):sum()))[1], 0)
+  -- a broadcast summed, multiplied and maximised over the broadcast axis
+  local r = Tensor.new({-2, 3, 1}, "int32"):unsqueeze(0):expand{4, 3}
+  got = run_exact(uop.compile({r:sum(0), r:prod(0), r:max(0)}))
+  T.eq(got[1], -8)
+  T.eq(got[2], 12)
+  T.eq(got[3], 4)
+end)

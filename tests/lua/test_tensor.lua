@@ -369,6 +369,31 @@ T.test("pad, shrink, slice, flatten, squeeze, unsqueeze", function()
   check(ref(Tensor{1, 2}:repeat_(2, 2)), {{1, 2, 1, 2}, {1, 2, 1, 2}})
 end)
 
+-- tinygrad v0.12.0 pads with a value as pad + ones_like:pad:where(0, value):
+-- on a bool tensor a value other than false/0 promotes the result (true and
+-- ints to int32, floats to float32)
+T.test("pad with a value on a bool tensor promotes like tinygrad", function()
+  local b = Tensor.new({{true, false}, {false, true}}, "bool")
+  local px = {{1, 0}, {0, 1}}
+  local cases = {
+    {true, "int32", {{1, 1, 1}, {1, 0, 1}, {0, 1, 1}}},
+    {2, "int32", {{2, 2, 2}, {1, 0, 2}, {0, 1, 2}}},
+    {-1, "int32", {{-1, -1, -1}, {1, 0, -1}, {0, 1, -1}}},
+    {1.5, "float32", {{1.5, 1.5, 1.5}, {1, 0, 1.5}, {0, 1, 1.5}}},
+    {false, "bool", {{false, false, false}, {true, false, false}, {false, true, false}}},
+    {0, "bool", {{false, false, false}, {true, false, false}, {false, true, false}}},
+  }
+  for _, case in ipairs(cases) do
+    local p = b:pad(px, {value = case[1]})
+    T.eq(tostring(p:dtype()), case[2], "value " .. tostring(case[1]))
+    check(ref(p), case[3])
+    local outs, rep = uop.compile(p):run{validate = true, quiet = true}
+    T.ok(rep.ok, rep.text)
+    local flat = uop.buffer_values(outs[1])
+    for i = 1, 9 do T.eq(flat[i], case[3][(i - 1) // 3 + 1][(i - 1) % 3 + 1], "value " .. tostring(case[1]) .. " element " .. i) end
+  end
+end)
+
 T.test("ops on permuted, padded and flipped inputs", function()
   local m = Tensor.arange(6):reshape(2, 3)
   local t = m:transpose() -- (3, 2)

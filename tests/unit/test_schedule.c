@@ -273,6 +273,47 @@ static void test_reductions_inner_and_outer(void **st) {
     schedule_free(s);
 }
 
+/* the number of nodes with this op in u's graph */
+static int count_op(const UOp *u, Op op) {
+    size_t n;
+    const UOp **t = uop_toposort(u, &n);
+    int k = 0;
+    for (size_t i = 0; i < n; i++) k += uop_op(t[i]) == op;
+    free(t);
+    return k;
+}
+
+static void test_reduce_over_broadcast_dims(void **st) {
+    (void)st;
+    make_inputs(12);
+    const UOp *row = RESHAPE(bufA, 1, 12);
+    const UOp *outs[3] = {
+        reduce(OP_ADD, EXPAND(row, 5, 12), (int64_t[]){0}, 1),                           /* 5 * a */
+        reduce(OP_MAX, EXPAND(row, 5, 12), (int64_t[]){0}, 1),                           /* a */
+        reduce(OP_ADD, EXPAND(RESHAPE(bufA, 3, 1, 4), 3, 6, 4), (int64_t[]){1, 2}, 2),  /* 6 * row sums */
+    };
+    Schedule *s = check_against_reference(uop_sink(c, outs, 3), 3);
+    /* a reduction over a broadcast dim is done without a loop over it */
+    assert_int_equal(count_op(s->kernels[0].ast, OP_REDUCE), 0);
+    assert_int_equal(count_op(s->kernels[1].ast, OP_REDUCE), 0);
+    assert_int_equal(count_op(s->kernels[2].ast, OP_REDUCE), 1);
+    size_t n;
+    const UOp **t = uop_toposort(s->kernels[2].ast, &n);
+    for (size_t i = 0; i < n; i++)
+        if (uop_op(t[i]) == OP_REDUCE) assert_int_equal(t[i]->nsrc, 2); /* the value and the one range it reads */
+    free(t);
+    Run r;
+    run_program(s, &r);
+    for (int i = 0; i < 12; i++) {
+        assert_true(r.data[s->outputs[0]][i] == 5 * A[i]);
+        assert_true(r.data[s->outputs[1]][i] == A[i]);
+    }
+    const float sums[3] = {60, 156, 252};
+    for (int i = 0; i < 3; i++) assert_true(r.data[s->outputs[2]][i] == sums[i]);
+    run_free(&r);
+    schedule_free(s);
+}
+
 /* softmax over the last axis of a (rows, cols) tensor */
 static const UOp *softmax_of(const UOp *x, int64_t rows, int64_t cols) {
     const UOp *m = EXPAND(reduce(OP_MAX, x, (int64_t[]){1}, 1), rows, cols);
@@ -591,6 +632,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_elementwise_broadcast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_permuted_flipped_padded_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reductions_inner_and_outer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_over_broadcast_dims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_three_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_composites, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep_graphs, setup, teardown),

@@ -378,6 +378,34 @@ static void test_split_store_cuts_at_comparisons(void **state) {
     assert_ptr_equal(run(6, golden, NULL, 0), golden);
 }
 
+/* out[r] = sum over j < 4 of (r < 2 ? a[r*4+j] : b[r*4+j]), r < 5 */
+static const UOp *split_sum_kernel(void) {
+    const UOp *r = rng(5, 0, AXIS_LOOP), *j = rng(4, 1, AXIS_REDUCE);
+    const UOp *idx = add(mul(r, k(4)), j);
+    const UOp *v = uop_where(c, lt(r, k(2)), load(buf(1, 20), 1, idx), load(buf(2, 20), 1, idx));
+    return kernel(buf(0, 5), r, node(OP_REDUCE, DT_FLOAT32, arg_op(c, OP_ADD), 2, v, j), 1, r);
+}
+
+static void test_split_store_copies_inner_ranges(void **state) {
+    (void)state;
+    /* each segment sums over its own copy of the reduce range: a RANGE is
+     * one loop, and two loops cannot share it */
+    const UOp *j = rng(4, 1, AXIS_REDUCE);
+    const UOp *out = run(6, split_sum_kernel(), NULL, 0);
+    const UOp *g = out->src[0];
+    assert_int_equal(uop_op(g), OP_GROUP);
+    assert_int_equal(g->nsrc, 2);
+    const UOp *red0 = find(g->src[0], OP_REDUCE, 0), *red1 = find(g->src[1], OP_REDUCE, 0);
+    assert_non_null(red0);
+    assert_non_null(red1);
+    const UOp *j0 = red0->src[1], *j1 = red1->src[1];
+    assert_true(j0 != j && j1 != j && j0 != j1);
+    assert_ptr_equal(j0->src[0], k(4));
+    assert_ptr_equal(j0->arg, arg_tuple(c, (const Arg *[]){arg_int(c, 1), arg_int(c, 0), arg_axis(c, AXIS_REDUCE)}, 3));
+    assert_ptr_equal(j1->arg, arg_tuple(c, (const Arg *[]){arg_int(c, 1), arg_int(c, 1), arg_axis(c, AXIS_REDUCE)}, 3));
+    for (int i = 0; find(out, OP_RANGE, i); i++) assert_true(find(out, OP_RANGE, i) != j);
+}
+
 /* ================= stage 7: apply opts ================= */
 
 static void test_opts_none_is_identity(void **state) {
@@ -496,6 +524,43 @@ static void test_where_stays_when_it_cannot_move(void **state) {
     assert_ptr_equal(run(8, golden, NULL, 0), golden);
 }
 
+/* REDUCE(op, value, ranges...) */
+static const UOp *reduce(Op op, const UOp *v, int n, const UOp *r0, const UOp *r1) {
+    return n == 1 ? node(OP_REDUCE, v->dtype, arg_op(c, op), 2, v, r0) : node(OP_REDUCE, v->dtype, arg_op(c, op), 3, v, r0, r1);
+}
+
+static void test_postopt_drops_unused_reduce_ranges(void **state) {
+    (void)state;
+    const UOp *r = rng(3, 0, AXIS_LOOP), *j = rng(4, 1, AXIS_REDUCE), *q = rng(2, 2, AXIS_REDUCE);
+    const UOp *a = load(buf(1, 3), 1, r);
+    /* a[r] summed over j (unused) is a[r] * 4 */
+    const UOp *out = run(8, kernel(buf(0, 3), r, reduce(OP_ADD, a, 1, j, NULL), 1, r), NULL, 0);
+    assert_int_equal(count(out, OP_REDUCE), 0);
+    assert_ptr_equal(out->src[0]->src[0]->src[1], mul(a, uop_const_float(c, DT_FLOAT32, 4.0)));
+    /* its product over j is a[r] ** 4, by squaring */
+    out = run(8, kernel(buf(0, 3), r, reduce(OP_MUL, a, 1, j, NULL), 1, r), NULL, 0);
+    assert_int_equal(count(out, OP_REDUCE), 0);
+    assert_ptr_equal(out->src[0]->src[0]->src[1], mul(mul(a, a), mul(a, a)));
+    /* its maximum is a[r] */
+    out = run(8, kernel(buf(0, 3), r, reduce(OP_MAX, a, 1, j, NULL), 1, r), NULL, 0);
+    assert_ptr_equal(out->src[0]->src[0]->src[1], a);
+    /* a sum over j and q of b[r*2+q]: q stays, j becomes * 4 */
+    const UOp *b = load(buf(1, 6), 1, add(mul(r, k(2)), q));
+    out = run(8, kernel(buf(0, 3), r, reduce(OP_ADD, b, 2, j, q), 1, r), NULL, 0);
+    const UOp *red = find(out, OP_REDUCE, 0);
+    assert_non_null(red);
+    assert_int_equal(red->nsrc, 2);
+    assert_ptr_equal(red->src[1], q);
+    assert_ptr_equal(out->src[0]->src[0]->src[1], mul(red, uop_const_float(c, DT_FLOAT32, 4.0)));
+    /* a padded segment's sum of zeros folds to 0 */
+    const UOp *zero = uop_const_float(c, DT_FLOAT32, 0.0);
+    out = run(8, kernel(buf(0, 3), r, reduce(OP_ADD, zero, 1, j, NULL), 1, r), NULL, 0);
+    assert_ptr_equal(out->src[0]->src[0]->src[1], zero);
+    /* every range used: left alone */
+    const UOp *used = kernel(buf(0, 3), r, reduce(OP_ADD, b, 1, q, NULL), 1, r);
+    assert_ptr_equal(run(8, used, NULL, 0), used);
+}
+
 /* ================= stage 10: add local buffers ================= */
 
 static void test_codegen_cleanups(void **state) {
@@ -577,6 +642,28 @@ static void test_run_split_store_and_ranges(void **state) {
     for (int q = 0; q < 12; q++) assert_true(out[q] == b[q]);
 }
 
+static void test_run_split_store_with_reduce(void **state) {
+    (void)state;
+    float out[5] = {0}, a[20], b[20];
+    fill(a, 20, 1);
+    fill(b, 20, 100);
+    execute(split_sum_kernel(), NULL, 0, (float *[]){out, a, b}, 3);
+    for (int r = 0; r < 5; r++) {
+        float want = 0;
+        for (int j = 0; j < 4; j++) want += r < 2 ? a[r * 4 + j] : b[r * 4 + j];
+        if (out[r] != want) fail_msg("out[%d] = %g, want %g", r, out[r], want);
+    }
+    /* with the reduce unrolled by 2 in both segments */
+    KernelOpt unroll[2] = {{OPT_UNROLL, 0, 2}, {OPT_UNROLL, 0, 2}};
+    memset(out, 0, sizeof out);
+    execute(split_sum_kernel(), unroll, 2, (float *[]){out, a, b}, 3);
+    for (int r = 0; r < 5; r++) {
+        float want = 0;
+        for (int j = 0; j < 4; j++) want += r < 2 ? a[r * 4 + j] : b[r * 4 + j];
+        if (out[r] != want) fail_msg("unrolled: out[%d] = %g, want %g", r, out[r], want);
+    }
+}
+
 static void test_run_where_on_load(void **state) {
     (void)state;
     const UOp *r = rng(4, 0, AXIS_LOOP);
@@ -632,6 +719,7 @@ int main(void) {
         cmocka_unit_test(test_initial_symbolic_flattens_and_simplifies),
         cmocka_unit_test(test_simplify_ranges_merges),
         cmocka_unit_test(test_split_store_cuts_at_comparisons),
+        cmocka_unit_test(test_split_store_copies_inner_ranges),
         cmocka_unit_test(test_opts_none_is_identity),
         cmocka_unit_test(test_opts_upcast_whole_axis),
         cmocka_unit_test(test_opts_upcast_split),
@@ -639,10 +727,12 @@ int main(void) {
         cmocka_unit_test(test_opts_errors),
         cmocka_unit_test(test_where_moves_into_load),
         cmocka_unit_test(test_where_stays_when_it_cannot_move),
+        cmocka_unit_test(test_postopt_drops_unused_reduce_ranges),
         cmocka_unit_test(test_codegen_cleanups),
         cmocka_unit_test(test_codegen_bufferize_is_an_error),
         cmocka_unit_test(test_run_transpose_through_permute),
         cmocka_unit_test(test_run_split_store_and_ranges),
+        cmocka_unit_test(test_run_split_store_with_reduce),
         cmocka_unit_test(test_run_where_on_load),
         cmocka_unit_test(test_run_matmul_with_opts),
     };

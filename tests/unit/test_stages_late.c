@@ -374,6 +374,21 @@ static void test_control_flow(void **state) {
     expect_same(got2, sink1(end1(end1(st2, ri2), ro)));
 }
 
+static void test_control_flow_range_in_two_loops(void **state) {
+    (void)state;
+    /* one RANGE ended by two ENDs: the error names the range and both ENDs */
+    const UOp *d0 = glob(0, DT_INT32, 3), *d1 = glob(1, DT_INT32, 3);
+    const UOp *r = rng(i32(3), 0, AXIS_LOOP);
+    const UOp *ea = end1(store(ptr_index(d0, r), i32(1)), r), *eb = end1(store(ptr_index(d1, r), i32(2)), r);
+    const UOp *ss[2] = {ea, eb};
+    char err[512] = "", want[200];
+    StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
+    assert_null(stage_get(20)->run(&sc, chk(uop_sink(c, ss, 2))));
+    snprintf(want, sizeof want, "RANGE %%%u is ended by END %%%u and END %%%u: one loop cannot be in two places", r->id,
+             ea->id, eb->id);
+    if (!strstr(err, want)) fail_msg("message: %s\nwanted: %s", err, want);
+}
+
 /* ================= stage 21: linearize ================= */
 
 static void test_linearize_order(void **state) {
@@ -568,6 +583,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_decompositions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_rewrite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_control_flow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_flow_range_in_two_loops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linearize_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_ifendif, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_1_to_100, setup, teardown),

@@ -77,7 +77,7 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     } cmds[] = {
         {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
         {"goto", "print(k:seek(%s))", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
-        {"rules", "k:rules(%s)", 1}, {"dot", "k:dot(%s)", -1},   {"llvm", "k:llvm()", 0},
+        {"rules", "k:rules(%s)", 1}, {"dot", "local f = %s; local text = k:dot(f); print(f and ('wrote ' .. f) or text)", -1},   {"llvm", "k:llvm()", 0},
         {"asm", "k:asm()", 0},       {"run", "k:program():run{validate=true}", 0},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
@@ -90,6 +90,8 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
                     return true;
                 }
                 snprintf(args, sizeof args, "\"%s\"", rest);
+            } else {
+                snprintf(args, sizeof args, "nil");
             }
         } else if (!int_args(rest, cmds[i].nargs)) {
             fprintf(stderr, ":%s takes %s\n", name,

@@ -224,7 +224,7 @@ expect_has ":goto out of range" "no stage 99" "$err"
 expect_has ":diff with a bad argument" ":diff takes two stage numbers" "$err"
 expect_has "session survives kernel errors" "alive" "$out"
 
-run $'A = Tensor.new({1, 2}, "float32")\np = uop.compile(A + 1)\n:dot\n:dot '"$tmp"'/k.dot\n'
+run $'A = Tensor.new({1, 2}, "float32")\np = uop.compile(A + 1)\n:dot\n:dot '"$tmp"$'/k.dot\n'
 expect_has ":dot prints DOT text" "digraph uops {" "$out"
 expect_has ":dot FILE writes the file" "wrote $tmp/k.dot" "$out"
 expect_has ":dot FILE: the file is DOT" "digraph uops {" "$(cat "$tmp/k.dot" 2>/dev/null)"

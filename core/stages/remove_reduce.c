@@ -5,7 +5,10 @@
  *   init = STORE(INDEX(AFTER(acc, ranges the value lives in), 0), identity)
  *   body = INDEX(AFTER(acc, init, reduce ranges), 0) op value lanes...
  *   out  = INDEX(AFTER(acc, END(STORE(INDEX(AFTER(acc, init, reduce ranges), 0), body),
- *                               reduce ranges)), 0)
+ *                               reduce ranges), init), 0)
+ *
+ * (tinygrad's out follows only the END; following the init too keeps the
+ * result right when a body that folds to acc + 0 loses its store.)
  *
  * The INDEXes are value reads (stage 13 turns them into LOADs).  A vector
  * source wider than the REDUCE (an UNROLL the expander contracted) is first
@@ -80,7 +83,7 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
         }
     const UOp **parts = lst + 1;
     int nranges = red->nsrc - 1;
-    const UOp *acc = NULL, *zero = NULL, *acc_read = NULL;
+    const UOp *acc = NULL, *zero = NULL, *acc_read = NULL, *init_store = NULL;
     if (nranges > 0) {
         /* ranges the value is inside, apart from the reduce ranges and those already ended in it */
         size_t nt = 0;
@@ -114,6 +117,7 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
         const UOp *init_idx = ok ? ub_index(c, red->dtype, init_buf, zero, NULL) : NULL;
         const UOp *ss[2] = {init_idx, identity};
         const UOp *init = ub_node(c, OP_STORE, DT_VOID, ss, 2, NULL);
+        init_store = init;
         const UOp **as = malloc((size_t)(nranges + 2) * sizeof *as);
         if (!as) { free(lst); rewrite_fail(m, "out of memory"); return NULL; }
         as[0] = acc, as[1] = init;
@@ -146,8 +150,11 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
         for (int k = 0; k < nranges; k++) es[k + 1] = red->src[k + 1];
         const UOp *e = ub_node(c, OP_END, DT_VOID, es, nranges + 1, NULL);
         free(es);
-        const UOp *as[2] = {acc, e};
-        ret = ub_index(c, red->dtype, ub_node(c, OP_AFTER, acc->dtype, as, 2, NULL), zero, NULL);
+        /* the read after the loop also follows the init: if the update
+         * store is later dropped (a body that folds to acc + 0 stores what it
+         * loaded), the result is still the initialised accumulator */
+        const UOp *as[3] = {acc, e, init_store};
+        ret = ub_index(c, red->dtype, ub_node(c, OP_AFTER, acc->dtype, as, init_store ? 3 : 2, NULL), zero, NULL);
     }
     if (!ret) rewrite_fail(m, "REDUCE %%%u: %s", red->id, uctx_error(c));
     return ret;

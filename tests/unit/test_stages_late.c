@@ -144,9 +144,10 @@ static void test_remove_reduce_accumulator(void **state) {
     const UOp *z = i32(0);
     const UOp *init = store(val_index(acc, z), kf(0.0));
     const UOp *cur = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, r), z);
-    /* (one difference: the update stores through the read's AFTER, so it stays after the init) */
+    /* (differences: the update stores through the read's AFTER, so it stays after the init,
+     * and the read after the loop follows the init too) */
     const UOp *upd = end1(store(cur, bin(OP_ADD, cur, v)), r);
-    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, upd), z);
+    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, upd, init), z);
     expect_same(got, sink1(store(ptr_index(d0, idx(0)), total)));
 }
 
@@ -174,7 +175,7 @@ static void test_remove_reduce_identities(void **state) {
             const UOp *init = store(val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, ro), z), kf(k ? 1.0 : -INFINITY));
             const UOp *cur = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, init, rr), z);
             const UOp *upd = end1(store(cur, bin(op, cur, v)), rr);
-            parts[k] = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, upd), z);
+            parts[k] = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, upd, init), z);
         }
         want[order] = sink1(end1(store(ptr_index(d0, ro), bin(OP_ADD, parts[0], parts[1])), ro));
     }
@@ -197,7 +198,7 @@ static void test_remove_reduce_horizontal(void **state) {
         const Arg *a = arg_int(c, i);
         sum = bin(OP_ADD, sum, node(OP_GEP, DT_FLOAT32, arg_tuple(c, &a, 1), 1, v));
     }
-    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 2, acc, end1(store(cur, sum), r)), z);
+    const UOp *total = val_index(node(OP_AFTER, acc->dtype, NULL, 3, acc, end1(store(cur, sum), r), init), z);
     expect_same(got, sink1(store(ptr_index(d0, idx(0)), total)));
 }
 
@@ -259,6 +260,28 @@ static void test_index_dtype_int64(void **state) {
     /* stage 16 folds the constant's cast */
     const UOp *got3 = run_stages(got2, 16, 16);
     expect_same(got3, sink1(end1(store(ptr_index(big, bin(OP_MUL, cast(r2l, DT_INT64), ki(DT_INT64, 8))), kf(2.0)), r2l)));
+}
+
+/* a sum whose value turns out to be 0 only in stage 14 (a read at an Invalid
+ * index): the update acc + 0 is a store of what was loaded and is dropped,
+ * so the read after the loop must still follow the init, which stays in the
+ * program */
+static void test_remove_reduce_init_survives_folded_body(void **state) {
+    (void)state;
+    const UOp *d0 = glob(0, DT_FLOAT32, 1), *d1 = glob(1, DT_FLOAT32, 100);
+    const UOp *r = rng(idx(100), 0, AXIS_REDUCE);
+    const UOp *red = node(OP_REDUCE, DT_FLOAT32, arg_op(c, OP_ADD), 2, val_index(d1, invalid()), r);
+    const UOp *lin = run_stages(sink1(store(ptr_index(d0, idx(0)), red)), 11, 22);
+    assert_int_equal(uop_op(lin), OP_LINEAR);
+    bool init_kept = false;
+    for (int i = 0; i < lin->nsrc; i++) {
+        const UOp *u = lin->src[i];
+        double v;
+        if (uop_op(u) == OP_STORE && dt_is_ptr(u->src[0]->dtype) && u->src[0]->dtype->addrspace == ADDR_REG &&
+            uop_const_value(u->src[1], &v) && v == 0.0)
+            init_kept = true;
+    }
+    assert_true(init_kept);
 }
 
 static void test_index_dtype_invalid_gate(void **state) {
@@ -575,6 +598,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_remove_reduce_accumulator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_reduce_identities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_reduce_horizontal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_reduce_init_survives_folded_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_dtype_int32, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_dtype_int64, setup, teardown),

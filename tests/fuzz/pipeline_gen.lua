@@ -1,6 +1,6 @@
 -- pipeline_gen.lua - random whole tensor programs for the end-to-end
 -- checker: each program is Lua code that builds tensors with the Tensor API,
--- compiles them with uop.compile (sometimes with random UPCAST/UNROLL opts per
+-- compiles them with uop.compile (sometimes with random UPCAST/UNROLL/THREAD opts per
 -- kernel) and runs them with p:run{validate = true}.  A failure (an error
 -- raised anywhere, or outputs that differ from the reference) is shrunk to a
 -- smaller program that fails the same way and reported as runnable Lua.
@@ -637,9 +637,12 @@ end
 -- up to two valid random opts for a kernel with these ranges
 local function random_opts(ranges)
   local opts = {}
+  local threaded = false
   for _ = 1, rint(1, 2) do
     local kind = chance(0.5) and "UPCAST" or "UNROLL"
-    local list = kind == "UPCAST" and ranges.output or ranges.reduce
+    -- THREAD (at most once) splits an output range over cores, like UPCAST's bookkeeping
+    if kind == "UPCAST" and not threaded and chance(0.3) then kind, threaded = "THREAD", true end
+    local list = kind == "UNROLL" and ranges.reduce or ranges.output
     if #list > 0 then
       local axis = rint(1, #list)
       local divs = {}

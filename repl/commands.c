@@ -4,7 +4,10 @@
 #include "eval.h"
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "../core/stages/stages.h"
+#include "../core/util/strbuf.h"
 
 static const char help_text[] =
     "Type Lua; the value of an expression is printed.  Unfinished input continues\n"
@@ -82,62 +85,72 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;
-        char args[512] = "";
+        StrBuf args;
+        sb_init(&args);
         if (cmds[i].nargs == -1) {
             if (*rest) {
-                if (strpbrk(rest, "\"\\\n")) {
-                    fprintf(stderr, ":%s: a file name without quotes or backslashes, please\n", name);
-                    return true;
+                /* any file name, as a Lua string of decimal escapes */
+                sb_putc(&args, '"');
+                for (const unsigned char *p = (const unsigned char *)rest; *p; p++) {
+                    if (isalnum(*p) || strchr("/._- ", *p)) sb_putc(&args, (char)*p);
+                    else sb_printf(&args, "\\%03u", *p);
                 }
-                snprintf(args, sizeof args, "\"%s\"", rest);
+                sb_putc(&args, '"');
             } else {
-                snprintf(args, sizeof args, "nil");
+                sb_puts(&args, "nil");
             }
         } else if (!int_args(rest, cmds[i].nargs)) {
             fprintf(stderr, ":%s takes %s\n", name,
                     cmds[i].nargs == 0 ? "no arguments" : cmds[i].nargs == 1 ? "one stage number" : "two stage numbers");
+            sb_free(&args);
             return true;
         } else {
             /* "14 15" -> "14, 15" */
-            size_t o = 0;
             bool in_num = false;
-            for (const char *p = rest; *p && o + 3 < sizeof args; p++) {
+            for (const char *p = rest; *p; p++) {
                 if (*p == ' ' || *p == '\t') {
                     in_num = false;
                     continue;
                 }
-                if (!in_num && o) { args[o++] = ','; args[o++] = ' '; }
-                args[o++] = *p;
+                if (!in_num && sb_str(&args)[0]) sb_puts(&args, ", ");
+                sb_putc(&args, *p);
                 in_num = true;
             }
-            args[o] = 0;
-            if (!strcmp(name, "goto") && !o) {
-                fprintf(stderr, ":goto needs a stage number (0..22)\n");
+            if (!strcmp(name, "goto") && !sb_str(&args)[0]) {
+                fprintf(stderr, ":goto needs a stage number (0..%d)\n", STAGE_COUNT);
+                sb_free(&args);
                 return true;
             }
         }
-        char call[600], code[900];
-        snprintf(call, sizeof call, cmds[i].call, args);
-        snprintf(code, sizeof code,
-                 "local k = uop.current()\n"
-                 "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n"
-                 "%s", call);
-        eval_string(L, code, "=:command");
+        StrBuf code;
+        sb_init(&code);
+        sb_puts(&code, "local k = uop.current()\n"
+                       "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n");
+        sb_printf(&code, cmds[i].call, sb_str(&args));
+        eval_string(L, sb_str(&code), "=:command");
+        sb_free(&code);
+        sb_free(&args);
         return true;
     }
     return false;
 }
 
 CommandResult command_run(lua_State *L, const char *line) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", line);
+    char *buf = strdup(line);
+    if (!buf) {
+        fprintf(stderr, "out of memory\n");
+        return CMD_CONTINUE;
+    }
     char *p = trim(buf) + 1; /* after ':' */
     char *name = p;
     while (*p && !isspace((unsigned char)*p)) p++;
     char *rest = "";
     if (*p) { *p = 0; rest = trim(p + 1); }
 
-    if (strcmp(name, "quit") == 0 || strcmp(name, "q") == 0 || strcmp(name, "exit") == 0) return CMD_QUIT;
+    if (strcmp(name, "quit") == 0 || strcmp(name, "q") == 0 || strcmp(name, "exit") == 0) {
+        free(buf);
+        return CMD_QUIT;
+    }
     if (strcmp(name, "help") == 0 || strcmp(name, "h") == 0) {
         fputs(help_text, stdout);
     } else if (strcmp(name, "load") == 0) {
@@ -157,6 +170,7 @@ CommandResult command_run(lua_State *L, const char *line) {
         fflush(stdout);
         fprintf(stderr, "unknown command ':%s' (type :help for the list)\n", name);
     }
+    free(buf);
     fflush(stdout);
     fflush(stderr);
     return CMD_CONTINUE;

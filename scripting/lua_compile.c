@@ -5,6 +5,8 @@
  * through the 22 stages and shows the IR, diffs, rules, DOT, LLVM IR and
  * assembly.  The last program or kernel touched is "current" for the REPL's
  * colon commands (uop.current()). */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,23 +74,11 @@ static int parse_opts(lua_State *L, int idx, KernelOpt *out);
 
 /* ---- uop.compile ---- */
 
-/* A tensor (a table with a `uop` field) or a UOp at idx; NULL otherwise. */
-static const UOp *tensor_uop(lua_State *L, int idx) {
-    const UOp *u = luop_test(L, idx);
-    if (u) return u;
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "uop");
-        u = luop_test(L, -1);
-        lua_pop(L, 1);
-    }
-    return u;
-}
-
 static int l_compile(lua_State *L) {
     UCtx *c = luop_ctx(L);
     const UOp *outs[64];
     int n = 0;
-    const UOp *one = tensor_uop(L, 1);
+    const UOp *one = luop_test_tensor(L, 1);
     if (one) {
         outs[n++] = one;
     } else if (lua_type(L, 1) == LUA_TTABLE) {
@@ -97,7 +87,7 @@ static int l_compile(lua_State *L) {
         if (len > 64) return luaL_argerror(L, 1, "at most 64 outputs");
         for (lua_Integer i = 1; i <= len; i++) {
             lua_geti(L, 1, i);
-            const UOp *u = tensor_uop(L, -1);
+            const UOp *u = luop_test_tensor(L, -1);
             lua_pop(L, 1);
             if (!u) return luaL_error(L, "uop.compile: item %d of the list is not a tensor or UOp", (int)i);
             outs[n++] = u;
@@ -133,13 +123,18 @@ static int l_compile(lua_State *L) {
         if (!p->kps[i]) return luaL_error(L, "out of memory");
     }
     if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
-        luaL_checktype(L, -1, LUA_TTABLE);
+        if (!lua_istable(L, -1))
+            return luaL_error(L, "uop.compile: kernel_opts must be a table {[kernel] = {{op, axis, amount}, ...}}, got %s",
+                              luaL_typename(L, -1));
         int t = lua_gettop(L);
         lua_pushnil(L);
         while (lua_next(L, t)) {
             if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > p->nk)
                 return luaL_error(L, "uop.compile: kernel_opts: no kernel %s (the program has %d)",
                                   luaL_tolstring(L, -2, NULL), p->nk);
+            if (!lua_istable(L, -1))
+                return luaL_error(L, "uop.compile: kernel_opts[%I]: a list of opts expected, got %s",
+                                  (LUAI_UACINT)lua_tointeger(L, -2), luaL_typename(L, -1));
             KernelOpt opts[32];
             int no = parse_opts(L, -1, opts);
             pipeline_set_opts(p->kps[lua_tointeger(L, -2) - 1], opts, no);
@@ -189,7 +184,7 @@ static int p_kernel(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     lua_Integer i = luaL_optinteger(L, 2, 1);
     if (i < 1 || i > p->nk)
-        return luaL_error(L, "no kernel %d: this program has %d (numbered from 1)", (int)i, p->nk);
+        return luaL_error(L, "no kernel %I: this program has %d (numbered from 1)", (LUAI_UACINT)i, p->nk);
     push_kernel(L, 1, (int)i - 1);
     set_current(L, lua_gettop(L));
     return 1;
@@ -222,7 +217,9 @@ static void print_text(const char *s) {
 static double opt_number(lua_State *L, int t, const char *k, double dflt) {
     if (lua_type(L, t) != LUA_TTABLE) return dflt;
     lua_getfield(L, t, k);
-    double v = lua_isnil(L, -1) ? dflt : luaL_checknumber(L, -1);
+    if (!lua_isnil(L, -1) && !lua_isnumber(L, -1))
+        luaL_error(L, "option %s: a number expected, got %s", k, luaL_typename(L, -1));
+    double v = lua_isnil(L, -1) ? dflt : lua_tonumber(L, -1);
     lua_pop(L, 1);
     return v;
 }
@@ -270,16 +267,6 @@ static int p_steps(lua_State *L) {
     return 1;
 }
 
-static int p_print(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    StrBuf sb;
-    sb_init(&sb);
-    schedule_format(&sb, p->s);
-    print_text(sb_str(&sb));
-    sb_free(&sb);
-    return 0;
-}
-
 static int p_text(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     StrBuf sb;
@@ -288,6 +275,12 @@ static int p_text(lua_State *L) {
     lua_pushstring(L, sb_str(&sb));
     sb_free(&sb);
     return 1;
+}
+
+static int p_print(lua_State *L) {
+    p_text(L);
+    print_text(lua_tostring(L, -1));
+    return 0;
 }
 
 /* p:run([{validate=true, atol=, rtol=, quiet=}]) -> list of output BUFFER
@@ -399,7 +392,7 @@ static int stage_arg(lua_State *L, int idx, KernelPipeline *kp) {
     if (lua_isnoneornil(L, idx)) return pipeline_position(kp);
     lua_Integer n = luaL_checkinteger(L, idx);
     if (n < 0 || n > STAGE_COUNT)
-        luaL_error(L, "no stage %d: stages are 0 (the kernel as scheduled) to %d", (int)n, STAGE_COUNT);
+        luaL_error(L, "no stage %I: stages are 0 (the kernel as scheduled) to %d", (LUAI_UACINT)n, STAGE_COUNT);
     return (int)n;
 }
 
@@ -683,7 +676,7 @@ static int k_dot(lua_State *L) {
             FILE *f = fopen(file, "w");
             if (!f) {
                 sb_free(&sb);
-                return luaL_error(L, "cannot write %s", file);
+                return luaL_error(L, "cannot write %s: %s", file, strerror(errno));
             }
             fputs(sb_str(&sb), f);
             fclose(f);
@@ -713,7 +706,7 @@ static int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         if (!flat) {
             lua_geti(L, idx, i + 1);
             if (lua_type(L, -1) != LUA_TTABLE)
-                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\", axis, amount}", i + 1);
+                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\"|\"THREAD\", axis, amount}", i + 1);
         } else {
             lua_pushvalue(L, idx);
         }
@@ -723,11 +716,15 @@ static int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         lua_geti(L, t, 3);
         const char *op = lua_tostring(L, -3);
         if (!op || !opt_op_from_name(op, &out[i].op))
-            return luaL_error(L, "opt %d: unknown opt %s (UPCAST or UNROLL)", i + 1, op ? op : "(not a string)");
+            return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL or THREAD)", i + 1, op ? op : "(not a string)");
         if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
             return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
-        out[i].axis = (int)lua_tointeger(L, -2);
-        out[i].amount = (int)lua_tointeger(L, -1);
+        lua_Integer axis = lua_tointeger(L, -2), amount = lua_tointeger(L, -1);
+        if (axis < INT_MIN || axis > INT_MAX || amount < INT_MIN || amount > INT_MAX)
+            return luaL_error(L, "opt %d: axis %I or amount %I out of range", i + 1, (LUAI_UACINT)axis,
+                              (LUAI_UACINT)amount);
+        out[i].axis = (int)axis;
+        out[i].amount = (int)amount;
         lua_pop(L, 4);
     }
     return n;

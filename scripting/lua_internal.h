@@ -24,6 +24,7 @@ void luop_push(lua_State *L, const UOp *u);      /* pushes nil for NULL */
 /* Pushes u, or raises the context error when u is NULL (a failed build). */
 void luop_push_result(lua_State *L, const UOp *u);
 const UOp *luop_test(lua_State *L, int idx);      /* NULL if not a UOp */
+const UOp *luop_test_tensor(lua_State *L, int idx); /* a UOp, or a Tensor's (its uop field); NULL if neither */
 const UOp *luop_check(lua_State *L, int idx);     /* raises "UOp expected" */
 
 /* A CONST of dtype dt from the number or boolean at idx (lua_build.c);

@@ -241,18 +241,20 @@ static int t_buffer_values(lua_State *L) {
     return 1;
 }
 
-/* the UOp of a Tensor (a table with field uop) or a UOp */
-static const UOp *tensor_or_uop(lua_State *L, int idx) {
+const UOp *luop_test_tensor(lua_State *L, int idx) {
     const UOp *u = luop_test(L, idx);
-    if (u) return u;
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "uop");
-        u = luop_test(L, -1);
-        lua_pop(L, 1);
-        if (u) return u;
-    }
-    luaL_typeerror(L, idx, "Tensor or UOp");
-    return NULL;
+    if (u || lua_type(L, idx) != LUA_TTABLE) return u;
+    lua_getfield(L, idx, "uop");
+    u = luop_test(L, -1);
+    lua_pop(L, 1);
+    return u;
+}
+
+/* the UOp of a Tensor (a table with field uop) or a UOp; an error otherwise */
+static const UOp *tensor_or_uop(lua_State *L, int idx) {
+    const UOp *u = luop_test_tensor(L, idx);
+    if (!u) luaL_typeerror(L, idx, "Tensor or UOp");
+    return u;
 }
 
 static void push_ref_elem(lua_State *L, const void *src, size_t k) {

@@ -205,6 +205,15 @@ local function shape_args(what, ...)
   return shape, opts
 end
 
+-- shape_args for a new tensor's shape, where -1 ("keep") means nothing
+local function new_shape_args(what, ...)
+  local shape, opts = shape_args(what, ...)
+  for i = 1, #shape do
+    if shape[i] < 0 then fail("%s: dimension %d of the shape is %d, negative", what, i - 1, shape[i]) end
+  end
+  return shape, opts
+end
+
 -- ---------------------------------------------------------------- UOps
 
 -- the device node, built on first use (opening the module builds no nodes)
@@ -1174,7 +1183,7 @@ function Tensor.from_uop(u) return from_uop(u) end
 
 -- Tensor.empty(shape...): a data buffer of zeros
 function Tensor.empty(...)
-  local shape, opts = shape_args("empty", ...)
+  local shape, opts = new_shape_args("empty", ...)
   local dt = to_dtype(opts.dtype or F32)
   if not info(dt).host then fail("empty: %s cannot be held in a host buffer", info(dt).name) end
   return reshape_raw(wrap(uop.buffer(dt, prod(shape)), {prod(shape)}, dt), shape)
@@ -1183,7 +1192,7 @@ end
 function Tensor.full(shape, value, opts)
   opts = opts or {}
   if type(shape) ~= "table" then shape = {shape} end
-  shape = shape_args("full", shape)
+  shape = new_shape_args("full", shape)
   local dt = opts.dtype and to_dtype(opts.dtype) or from_lua(value)
   local ones = {}
   for i = 1, #shape do ones[i] = 1 end
@@ -1191,12 +1200,12 @@ function Tensor.full(shape, value, opts)
 end
 
 function Tensor.zeros(...)
-  local shape, opts = shape_args("zeros", ...)
+  local shape, opts = new_shape_args("zeros", ...)
   return Tensor.full(shape, 0.0, opts)
 end
 
 function Tensor.ones(...)
-  local shape, opts = shape_args("ones", ...)
+  local shape, opts = new_shape_args("ones", ...)
   return Tensor.full(shape, 1.0, opts)
 end
 
@@ -1257,7 +1266,7 @@ local function splitmix(state)
 end
 
 function Tensor.rand(...)
-  local shape, opts = shape_args("rand", ...)
+  local shape, opts = new_shape_args("rand", ...)
   local dt = to_dtype(opts.dtype or F32)
   if not is_float(dt) then fail("rand only supports float dtypes, got %s", info(dt).name) end
   local bits = info(dt).mantissa

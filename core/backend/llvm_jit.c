@@ -214,14 +214,20 @@ void kernel_free(Kernel *k) {
 
 /* ---- running ---- */
 
-bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen) {
-    char scratch[256];
-    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
-    err[0] = 0;
+/* whether k is compiled and every buffer it takes is given */
+static bool kernel_has_buffers(const Kernel *k, void **bufs, char *err, size_t errlen) {
     if (!k || !k->entry) { snprintf(err, errlen, "no compiled kernel"); return false; }
     if (k->sig.nbuf && !bufs) { snprintf(err, errlen, "%s needs %d buffers, got none", k->name, k->sig.nbuf); return false; }
     for (int i = 0; i < k->sig.nbuf; i++)
         if (!bufs[i]) { snprintf(err, errlen, "%s: buffer %d (data%lld) is missing", k->name, i, (long long)k->sig.bufs[i].arg); return false; }
+    return true;
+}
+
+bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen) {
+    char scratch[256];
+    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+    err[0] = 0;
+    if (!kernel_has_buffers(k, bufs, err, errlen)) return false;
     if (k->sig.nvar && !vars) { snprintf(err, errlen, "%s needs %d variable values, got none", k->name, k->sig.nvar); return false; }
     for (int i = 0; i < k->sig.nvar; i++)
         if (vars[i] < k->sig.vars[i].lo || vars[i] > k->sig.vars[i].hi) {
@@ -251,14 +257,12 @@ static void run_core(void *ud, int core_id) {
 }
 
 bool kernel_run_parallel(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen) {
-    /* check the arguments once, running core 0; then the other cores */
+    /* one core: the plain run; more: the arguments are checked once, then every core runs on its thread */
     if (!k || k->threads <= 1) return kernel_run_core(k, bufs, vars, 0, err, errlen);
     char scratch[256];
     if (!err || !errlen) err = scratch, errlen = sizeof scratch;
-    if (!k->entry) { snprintf(err, errlen, "no compiled kernel"); return false; }
-    if (k->sig.nbuf && !bufs) { snprintf(err, errlen, "%s needs %d buffers, got none", k->name, k->sig.nbuf); return false; }
-    for (int i = 0; i < k->sig.nbuf; i++)
-        if (!bufs[i]) { snprintf(err, errlen, "%s: buffer %d (data%lld) is missing", k->name, i, (long long)k->sig.bufs[i].arg); return false; }
+    err[0] = 0;
+    if (!kernel_has_buffers(k, bufs, err, errlen)) return false;
     if (k->sig.nvar) { snprintf(err, errlen, "%s: a kernel split over cores with variables is not supported", k->name); return false; }
     ParallelRun r = {k, bufs, vars};
     parallel_for(k->threads, run_core, &r);

@@ -86,6 +86,9 @@ static RVal reduce_at(Ref *r, int k, const int64_t *idx, int depth) {
     bool red[SHAPE_MAX_DIMS] = {false};
     const Arg *axes = u->arg->items[1];
     for (uint32_t a = 0; a < axes->n; a++) { red[axes->items[a]->v.i] = true; sidx[axes->items[a]->v.i] = 0; }
+    /* an empty reduced axis leaves the identity */
+    for (int d = 0; d < src->shape.ndim; d++)
+        if (red[d] && src->shape.d[d] == 0) return acc;
     for (;;) {
         RVal v = eval_at(r, nd->src[0], sidx, depth + 1);
         if (r->failed) return acc;

@@ -240,6 +240,14 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
     bool red[SHAPE_MAX_DIMS] = {false};
     const Arg *axes = x->arg->items[1];
     for (uint32_t a = 0; a < axes->n; a++) red[axes->items[a]->v.i] = true;
+    /* a reduction over an empty axis is the identity (v0.12.0 folds it before rangeify) */
+    for (int d = 0; d < in->ndim; d++)
+        if (red[d] && in->d[d] == 0) {
+            const UOp *id = reduce_identity(c, rop, x->dtype);
+            if (!built(R, x, id)) return NULL;
+            SCHED_NOTE(R->st, "reduce_empty", x, id);
+            return id;
+        }
     int nr = 0;
     for (int d = 0; d < in->ndim; d++) {
         if (!red[d]) { sidx[d] = idx[d]; continue; }

@@ -4,7 +4,20 @@
  * value ** n, its maximum is the value; a bool reduced by any of them is
  * itself. */
 #include "reduce_unparented.h"
+#include <math.h>
 #include <stdlib.h>
+
+const UOp *reduce_identity(UCtx *c, Op op, const DType *dt) {
+    switch (op) {
+    case OP_ADD: return uop_const_int(c, dt, 0);
+    case OP_MUL: return uop_const_int(c, dt, 1);
+    case OP_MAX:
+        if (dt_is_float(dt)) return uop_const_float(c, dt, -INFINITY);
+        if (dt_is_bool(dt)) return uop_const_int(c, dt, 0);
+        return uop_const_int(c, dt, dt_min_int(dt->scalar));
+    default: return NULL;
+    }
+}
 
 /* whether q is in the graph of u */
 static bool uses(const UOp *u, const UOp *q, bool *failed) {
@@ -54,7 +67,8 @@ const UOp *reduce_drop_unparented(UCtx *c, const UOp *red) {
     for (int i = 1; i < red->nsrc; i++) {
         const UOp *r = red->src[i];
         int64_t n;
-        bool closed_form = uop_op(r) == OP_RANGE && (op != OP_MUL || (uop_const_int_value(r->src[0], &n) && n >= 1));
+        /* a loop that may run zero times leaves the identity, not the value, for MUL and MAX */
+        bool closed_form = uop_op(r) == OP_RANGE && (op == OP_ADD || (uop_const_int_value(r->src[0], &n) && n >= 1));
         if (closed_form && !uses(val, r, &failed)) drop[ndrop++] = r;
         else keep[nkeep++] = r;
     }

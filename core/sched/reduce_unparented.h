@@ -10,10 +10,15 @@
 
 /* red without the ranges its value does not use, the reduction over each
  * done in closed form: ADD multiplies by the range's size, MUL raises to it
- * (constant sizes only), MAX keeps the value.  With no range left the
+ * (constant sizes only), MAX keeps the value (constant sizes of at least 1).  With no range left the
  * result is the value itself.  Returns red when nothing changes, NULL with
  * uctx_error(c) set on failure. */
 const UOp *reduce_drop_unparented(UCtx *c, const UOp *red);
+
+/* The value of a reduction over nothing, a CONST of dt: 0 for ADD, 1 for
+ * MUL, the lowest value (-inf, the minimum integer, false) for MAX; NULL
+ * for any other op. */
+const UOp *reduce_identity(UCtx *c, Op op, const DType *dt);
 
 /* pm_reduce_unparented as a rule set (the caller frees it); NULL + err */
 RuleSet *reduce_unparented_rules(char *err, size_t errlen);

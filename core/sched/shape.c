@@ -10,6 +10,18 @@ int64_t shape_numel(const Shape *s) {
     return n;
 }
 
+/* Whether every dim is non-negative and the dims, zeros counted as ones (so
+ * strides fit too), multiply to at most SHAPE_MAX_NUMEL. */
+static bool dims_fit(const int64_t *d, int n) {
+    int64_t total = 1;
+    for (int i = 0; i < n; i++) {
+        if (d[i] < 0) return false;
+        if (d[i] > 1 && total > SHAPE_MAX_NUMEL / d[i]) return false;
+        if (d[i] > 1) total *= d[i];
+    }
+    return true;
+}
+
 bool shape_equal(const Shape *a, const Shape *b) {
     if (a->ndim != b->ndim) return false;
     for (int i = 0; i < a->ndim; i++)
@@ -107,12 +119,12 @@ static bool shape_of(ShapeCtx *sc, const UOp *u, const Shape *const *srcs, Shape
             if (u->nsrc < 2 || !uop_int_vector(u->src[1], a, SHAPE_MAX_DIMS, &na))
                 return failf(sc, u, "the new shape must be constant", NULL, NULL, 0);
             if (op == OP_RESHAPE) {
-                int64_t prod = 1;
-                for (int i = 0; i < na; i++) {
+                for (int i = 0; i < na; i++)
                     if (a[i] < 0) return failf(sc, u, "bad reshape (negative size)", ps, a, na);
-                    prod *= a[i];
-                }
-                if (prod != shape_numel(ps)) return failf(sc, u, "bad reshape", ps, a, na);
+                if (!dims_fit(a, na)) return failf(sc, u, "too many elements (at most 2^56)", ps, a, na);
+                Shape want = {.ndim = na};
+                memcpy(want.d, a, (size_t)na * sizeof *a);
+                if (shape_numel(&want) != shape_numel(ps)) return failf(sc, u, "bad reshape", ps, a, na);
             } else {
                 bool ok = na == ps->ndim;
                 for (int i = 0; ok && i < na; i++) ok = ps->d[i] == a[i] || (ps->d[i] == 1 && a[i] >= 0);
@@ -245,6 +257,18 @@ bool uop_shapes(const UOp *const *topo, size_t n, Shape *shapes, char *err, size
         }
         ok = shape_of(&sc, x, src_shapes, &shapes[i]);
         if (src_shapes != inline_srcs) free(src_shapes);
+        if (ok && shapes[i].ndim > 0 && !dims_fit(shapes[i].d, shapes[i].ndim)) {
+            StrBuf sb;
+            sb_init(&sb);
+            shape_format(&sb, &shapes[i]);
+            bool negative = false;
+            for (int d = 0; d < shapes[i].ndim; d++) negative = negative || shapes[i].d[d] < 0;
+            snprintf(sc.err, sc.errlen, "the shape %s %s at node %%%u (%s)", sb_str(&sb),
+                     negative ? "has a negative dimension" : "has too many elements (at most 2^56)", x->id,
+                     op_name(uop_op(x)));
+            sb_free(&sb);
+            ok = false;
+        }
     }
     free(index);
     return ok;

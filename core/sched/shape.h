@@ -11,6 +11,9 @@
 #include "../util/strbuf.h"
 
 #define SHAPE_MAX_DIMS 16
+/* The most elements a shape may have (zero dims counted as one), so that
+ * element counts, strides and byte sizes never overflow int64. */
+#define SHAPE_MAX_NUMEL ((int64_t)1 << 56)
 
 typedef struct Shape {
     int ndim;                    /* -1: the node has no shape */

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "ranges.h"
+#include "../sched/reduce_unparented.h"
 #include "stages_late.h"
 #include "uop_build.h"
 #include "vector_rules.h"
@@ -24,19 +25,6 @@
 typedef struct ReduceCtx {
     int acc_num;
 } ReduceCtx;
-
-/* identity of the reduction op (0 for ADD, 1 for MUL, the lowest value for MAX) */
-static const UOp *identity_const(UCtx *c, Op op, const DType *dt) {
-    switch (op) {
-    case OP_ADD: return uop_const_int(c, dt, 0);
-    case OP_MUL: return uop_const_int(c, dt, 1);
-    case OP_MAX:
-        if (dt_is_float(dt)) return uop_const_float(c, dt, -INFINITY);
-        if (dt_is_bool(dt)) return uop_const_int(c, dt, 0);
-        return uop_const_int(c, dt, dt_min_int(dt->scalar));
-    default: return NULL;
-    }
-}
 
 /* the parts to combine: the source itself, or its horizontal slices when it is wider than the result */
 static int horizontal_parts(UCtx *c, const UOp *inp, const DType *out, const UOp **parts, int max) {
@@ -100,7 +88,7 @@ static const UOp *reduce_to_acc(const Match *m, void *ud) {
         }
         free((void *)topo);
         nodeset_free(&ended);
-        const UOp *identity = identity_const(c, op, red->dtype);
+        const UOp *identity = reduce_identity(c, op, red->dtype);
         acc = uop_new(c, OP_DEFINE_REG, dt_ptr(red->dtype, 1, ADDR_REG), NULL, 0, arg_int(c, ctx->acc_num));
         zero = uop_const_int(c, DT_INT32, 0);
         const UOp *init_buf = acc;

@@ -186,3 +186,26 @@ T.test("THREAD splits a kernel over cores: core_id in stage 12, results exact", 
   k:opts{{"THREAD", 0, 3}}
   T.raises("does not divide", function() k:seek(7) end)
 end)
+
+T.test("errors name integers past int32 as given", function()
+  local A = Tensor.new({1, 2, 3}, "float32")
+  local p = uop.compile(A + 1)
+  local k = p:kernel(1)
+  T.raises("no stage 4294967299:", function() k:seek(2^32 + 3) end)
+  T.raises("no stage 4294967299:", function() k:rules(2^32 + 3) end)
+  T.raises("no kernel 8589934593:", function() p:kernel(2^33 + 1) end)
+  T.raises("opt 1: axis 0 or amount 9999999999 out of range", function() k:opts{{"UPCAST", 0, 9999999999}} end)
+  T.raises("unknown opt FOO (UPCAST, UNROLL or THREAD)", function() k:opts{{"FOO", 0, 1}} end)
+  T.raises("option atol: a number expected, got string", function() p:run{validate = true, atol = "x"} end)
+end)
+
+T.test("k:dot to an unwritable path says why", function()
+  local k = uop.compile(Tensor.new({1, 2}, "float32") + 1):kernel(1)
+  T.raises("cannot write /nonexistent-dir/k.dot: No such file or directory", function() k:dot("/nonexistent-dir/k.dot") end)
+end)
+
+T.test("kernel_opts of the wrong type say what was expected", function()
+  local t = Tensor.new({1, 2, 3}, "float32") + 1
+  T.raises("kernel_opts must be a table", function() uop.compile(t, {kernel_opts = 5}) end)
+  T.raises("kernel_opts[1]: a list of opts expected, got number", function() uop.compile(t, {kernel_opts = {[1] = 7}}) end)
+end)

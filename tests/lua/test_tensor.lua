@@ -663,3 +663,37 @@ T.test("uop.buffer, buffer_values and uop.shape", function()
   check(uop.shape(Tensor.ones(2, 3).uop), {2, 3})
   T.eq(uop.shape(uop.const(d.int32, 1)), nil)
 end)
+
+T.test("a reduction over an empty axis is the identity, in the program and the reference", function()
+  local function run(t)
+    local outs, rep = uop.compile(t):run{validate = true, quiet = true}
+    T.ok(rep.ok, rep.text)
+    return t:tolist()
+  end
+  local s = run(Tensor.ones(3, 0):sum(1))
+  local m = run(Tensor.ones(3, 0):max(1))
+  local p = run(Tensor.ones(3, 0):prod(1))
+  for i = 1, 3 do
+    T.eq(s[i], 0.0, "sum")
+    T.eq(m[i], -math.huge, "max")
+    T.eq(p[i], 1.0, "prod")
+  end
+  -- an empty slice of data: int max is the lowest int32
+  local e = Tensor.new({{1, 2}}):shrink({{0, 1}, {1, 1}})
+  T.eq(run(e:max(1))[1], -2147483648)
+  T.eq(run(e:sum(1))[1], 0)
+end)
+
+T.test("new tensors with a negative dimension are errors", function()
+  T.raises("zeros: dimension 0 of the shape is -1, negative", Tensor.zeros, -1)
+  T.raises("full: dimension 1 of the shape is -3, negative", Tensor.full, {2, -3}, 1)
+  T.raises("empty: dimension 0 of the shape is -2, negative", Tensor.empty, -2)
+  T.raises("ones: dimension 0", Tensor.ones, -4, 2)
+end)
+
+T.test("a shape too large to count is an error naming the node, not a crash", function()
+  T.raises("has too many elements", function() return uop.compile(Tensor.zeros(2^40, 2^40, 2^40)) end)
+  T.raises("has too many elements", function() return uop.compile(Tensor.ones(3037000500, 3037000500):sum()) end)
+  -- 2^56 elements still compile (they are not run)
+  T.ok(uop.compile(Tensor.ones(2^28, 2^28) + 1))
+end)

@@ -229,5 +229,13 @@ expect_has ":dot prints DOT text" "digraph uops {" "$out"
 expect_has ":dot FILE writes the file" "wrote $tmp/k.dot" "$out"
 expect_has ":dot FILE: the file is DOT" "digraph uops {" "$(cat "$tmp/k.dot" 2>/dev/null)"
 
+seg=$(printf 'd%.0s' $(seq 1 200))
+long="$seg/$seg/$seg"
+mkdir -p "$tmp/$seg/$seg"
+run $'A = Tensor.new({1, 2}, "float32")\np = uop.compile(A + 1)\n:dot '"$tmp"$'/q"u\\o.dot\n:dot '"$tmp/$long"$'.dot\n:goto 4294967297\n'
+expect_has ":dot FILE with a quote and a backslash" "digraph uops {" "$(cat "$tmp/q\"u\\o.dot" 2>/dev/null)"
+expect_has ":dot a long FILE name is passed whole" "digraph uops {" "$(cat "$tmp/$long.dot" 2>/dev/null)"
+expect_has ":goto a number past int32 names it" "no stage 4294967297" "$err"
+
 echo "repl: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -26,6 +26,8 @@ static const char help_text[] =
     "  :rules [N]         which rules fired in stage N   :dot [FILE]  DOT (svg/png/dot)\n"
     "  :llvm  :asm        LLVM IR before/after -O2, host assembly\n"
     "  :run               run the kernel's program, validated against the reference\n"
+    "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
+    "  :bisect            check every stage that can run: the first one that is wrong\n"
     "\n"
     "The uop module (also require \"uopdb\"):\n"
     "  uop.var(name, lo, hi)         uop.const(dtype, v)        uop.range(n, axis_id, axis_type)\n"
@@ -41,7 +43,7 @@ static const char help_text[] =
     "  t = Tensor.new{{1,2},{3,4}}   Tensor.ones(3, 3)   t:sum(1)   a:matmul(b)   t:realize()\n"
     "  p = uop.compile(t)   p:kernels()   p:steps()   p:print()   p:run{validate=true}\n"
     "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
-    "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()\n"
+    "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n";
 
 bool command_is(const char *line) {
@@ -81,7 +83,7 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
         {"goto", "print(k:seek(%s))", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
         {"rules", "k:rules(%s)", 1}, {"dot", "local f = %s; local text = k:dot(f); print(f and ('wrote ' .. f) or text)", -1},   {"llvm", "k:llvm()", 0},
-        {"asm", "k:asm()", 0},       {"run", "k:program():run{validate=true}", 0},
+        {"asm", "k:asm()", 0},       {"check", "k:check(%s)", 1}, {"bisect", "k:bisect()", 0},       {"run", "k:program():run{validate=true}", 0},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;

@@ -811,6 +811,107 @@ static int k_compile_ms(lua_State *L) {
     return 4;
 }
 
+/* kernel index of the Kernel at idx */
+static int kernel_index(lua_State *L, int idx) {
+    LKernel *k = luaL_checkudata(L, idx, KERNEL_MT);
+    return k->index;
+}
+
+/* Runs the check of kernel at point n; pushes the report table {ok=,
+ * mismatches=, text=} or, when the point cannot be run, returns false with
+ * the reason in err. */
+static bool check_point(lua_State *L, LProgram *p, int ki, int n, double atol, double rtol, char *err, size_t errlen) {
+    ValidateReport rep;
+    StrBuf sb;
+    sb_init(&sb);
+    bool ok = program_check_kernel(p->s, p->kps, ki, n, luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, errlen);
+    if (ok) {
+        lua_createtable(L, 0, 4);
+        lua_pushboolean(L, rep.ok);
+        lua_setfield(L, -2, "ok");
+        lua_pushinteger(L, (lua_Integer)rep.mismatches);
+        lua_setfield(L, -2, "mismatches");
+        lua_pushinteger(L, n);
+        lua_setfield(L, -2, "stage");
+        lua_pushstring(L, sb_str(&sb));
+        lua_setfield(L, -2, "text");
+    }
+    sb_free(&sb);
+    return ok;
+}
+
+/* k:check([n [, {atol=, rtol=, quiet=}]]): runs the kernel at stage n
+ * (default: the current one) on the program's data and compares its output
+ * with the reference; returns the report */
+static int k_check(lua_State *L) {
+    LProgram *p;
+    KernelPipeline *kp = check_kernel(L, 1, &p);
+    int n = stage_arg(L, 2, kp);
+    if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+    double atol = opt_number(L, 3, "atol", 1e-5), rtol = opt_number(L, 3, "rtol", 1e-4);
+    char err[1024];
+    if (!check_point(L, p, kernel_index(L, 1), n, atol, rtol, err, sizeof err)) return luaL_error(L, "check: %s", err);
+    if (!opt_bool(L, 3, "quiet")) {
+        lua_getfield(L, -1, "text");
+        printf("%s at stage %d: %s\n", pipeline_name(kp), n, lua_tostring(L, -1));
+        fflush(stdout);
+        lua_pop(L, 1);
+    }
+    return 1;
+}
+
+/* k:bisect([{quiet=}]): checks the kernel at every stage it can run and
+ * returns the first stage whose output differs from the reference (nil if
+ * none), and the per-stage reports */
+static int k_bisect(lua_State *L) {
+    LProgram *p;
+    KernelPipeline *kp = check_kernel(L, 1, &p);
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    bool quiet = opt_bool(L, 2, "quiet");
+    int ki = kernel_index(L, 1);
+    lua_createtable(L, STAGE_COUNT + 1, 0);
+    int reports = lua_gettop(L);
+    int first_bad = -1;
+    StrBuf sb;
+    sb_init(&sb);
+    for (int n = 0; n <= STAGE_COUNT; n++) {
+        char err[1024];
+        const Stage *st = stage_get(n);
+        sb_printf(&sb, "  %2d  %-20s ", n, st ? st->name : "as scheduled");
+        if (!check_point(L, p, ki, n, 1e-5, 1e-4, err, sizeof err)) {
+            /* a stage the interpreter cannot run, or a stage that fails */
+            const char *why = strstr(err, "interp: ");
+            sb_printf(&sb, "not checked: %s\n", why ? why + 8 : err);
+            if (!pipeline_result(kp, n) && n > 0) break; /* the stage itself failed: later ones cannot run */
+            continue;
+        }
+        lua_getfield(L, -1, "ok");
+        bool ok = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "mismatches");
+        sb_printf(&sb, "%s\n", ok ? "matches the reference" : "DIFFERS from the reference");
+        lua_pop(L, 1);
+        lua_rawseti(L, reports, n + 1);
+        if (!ok && first_bad < 0) first_bad = n;
+    }
+    StrBuf head;
+    sb_init(&head);
+    sb_printf(&head, "bisect %s: ", pipeline_name(kp));
+    if (first_bad >= 0) sb_printf(&head, "first wrong at stage %d (%s)\n", first_bad, stage_get(first_bad) ? stage_get(first_bad)->name : "as scheduled");
+    else sb_puts(&head, "no checked stage differs from the reference\n");
+    if (!quiet) {
+        fputs(sb_str(&head), stdout);
+        fputs(sb_str(&sb), stdout);
+        fflush(stdout);
+    }
+    sb_free(&head);
+    sb_free(&sb);
+    if (first_bad >= 0) lua_pushinteger(L, first_bad);
+    else lua_pushnil(L);
+    lua_pushvalue(L, reports);
+    return 2;
+}
+
 static int k_program(lua_State *L) {
     check_kernel(L, 1, NULL);
     lua_getiuservalue(L, 1, 1);
@@ -838,7 +939,8 @@ static const luaL_Reg kernel_methods[] = {
     {"name", k_name},     {"seek", k_seek},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
-    {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {NULL, NULL}};
+    {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check},
+    {"bisect", k_bisect},   {NULL, NULL}};
 
 void luop_open_compile(lua_State *L) {
     luaL_newmetatable(L, PROGRAM_MT);

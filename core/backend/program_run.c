@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ast_interp.h"
 #include "backend.h"
 
 bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
@@ -111,12 +112,12 @@ static void format_index(StrBuf *sb, const Shape *sh, size_t k) {
     sb_putc(sb, ']');
 }
 
-bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
-                      double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+/* compares buffer b's data with the reference of the tensor node it holds */
+static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn inputs, void *ud, double atol,
+                            double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     memset(rep, 0, sizeof *rep);
     rep->atol = atol;
     rep->rtol = rtol;
-    const SchedBuffer *b = &s->bufs[s->outputs[j]];
     RefTensor ref;
     if (!ref_eval(b->source, inputs, ud, &ref, err, errlen)) return false;
     size_t n = (size_t)shape_numel(&ref.shape);
@@ -166,4 +167,102 @@ bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn in
     sb_free(&bad);
     ref_tensor_free(&ref);
     return true;
+}
+
+bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
+                      double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    return validate_buffer(&s->bufs[s->outputs[j]], data, inputs, ud, atol, rtol, rep, sb, err, errlen);
+}
+
+/* runs kernel i through the JIT on data (indexed by program buffer) */
+static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+    const SchedKernel *k = &s->kernels[i];
+    char msg[1024];
+    Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
+    if (!kern) {
+        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+        return false;
+    }
+    int nb = kernel_num_buffers(kern);
+    void **args = calloc((size_t)nb + 1, sizeof *args);
+    if (!args) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    for (int a = 0; a < nb; a++) {
+        int64_t g = kernel_buffer_arg(kern, a);
+        args[a] = g >= 0 && g < k->nbufs ? data[k->bufs[g]] : NULL;
+    }
+    bool ok = kernel_run_parallel(kern, args, NULL, msg, sizeof msg);
+    if (!ok) snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    free(args);
+    return ok;
+}
+
+bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
+                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    if (ki < 0 || ki >= s->nkernels) {
+        snprintf(err, errlen, "no kernel %d", ki + 1);
+        return false;
+    }
+    const SchedKernel *k = &s->kernels[ki];
+    char msg[1024];
+    const UOp *root = pipeline_root(kps[ki], n, msg, sizeof msg);
+    if (!root) {
+        snprintf(err, errlen, "%s", msg);
+        return false;
+    }
+    void **data = calloc((size_t)s->nbufs + 1, sizeof *data);
+    bool *owned = calloc((size_t)s->nbufs + 1, sizeof *owned);
+    bool ok = false;
+    if (!data || !owned) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    /* every buffer the kernels up to ki use; inputs from their data */
+    for (int b = 0; b < s->nbufs; b++) {
+        const SchedBuffer *sb_ = &s->bufs[b];
+        if (sb_->kind == SBUF_INPUT) {
+            data[b] = (void *)inputs(ud, sb_->source);
+            if (!data[b]) {
+                snprintf(err, errlen, "%s (BUFFER %%%u) has no data", sb_->name, sb_->source->id);
+                goto done;
+            }
+        } else if (sb_->first_kernel >= 0 && sb_->first_kernel <= ki) {
+            if (!(data[b] = buffer_alloc(sb_->dtype, sb_->size))) {
+                snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb_->name, (long long)sb_->size);
+                goto done;
+            }
+            owned[b] = true;
+        }
+    }
+    for (int i = 0; i < ki; i++)
+        if (!jit_kernel(s, kps, i, data, err, errlen)) goto done;
+    if (n >= STAGE_COUNT - 1) {
+        if (!jit_kernel(s, kps, ki, data, err, errlen)) goto done;
+    } else {
+        void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
+        int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+        bool ran = args && sizes;
+        for (int g = 0; ran && g < k->nbufs; g++) {
+            args[g] = data[k->bufs[g]];
+            sizes[g] = s->bufs[k->bufs[g]].size;
+        }
+        if (ran) ran = ast_interp_run(root, args, sizes, k->nbufs, msg, sizeof msg);
+        else snprintf(msg, sizeof msg, "out of memory");
+        free(args);
+        free(sizes);
+        if (!ran) {
+            snprintf(err, errlen, "kernel %d (%s) at stage %d: %s", ki + 1, k->name, n, msg);
+            goto done;
+        }
+    }
+    ok = validate_buffer(&s->bufs[k->bufs[0]], data[k->bufs[0]], inputs, ud, atol, rtol, rep, sb, err, errlen);
+done:
+    if (data && owned)
+        for (int b = 0; b < s->nbufs; b++)
+            if (owned[b]) buffer_free(data[b]);
+    free(data);
+    free(owned);
+    return ok;
 }

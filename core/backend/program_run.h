@@ -31,4 +31,15 @@ typedef struct ValidateReport {
 bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
                       double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
+/* Runs kernel ki of s at point n (0..22) of its pipeline on real data and
+ * compares what it writes with the reference of the tensor node its output
+ * buffer holds.  The kernels before it run through the JIT to make its
+ * inputs.  Points 0..20 run in the kernel-AST interpreter (which knows the
+ * scheduler's ops: RANGE, REDUCE, INDEX, STORE, END, ALU; a point it cannot
+ * run, e.g. with vector ops after an UPCAST, is an error saying so); points
+ * 21 and 22 are compiled and run through the JIT.  The report goes to sb
+ * as program_validate writes it. */
+bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
+                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
 #endif

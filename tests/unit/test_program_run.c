@@ -134,10 +134,74 @@ static void test_missing_input_is_an_error(void **s) {
     prog_free(&p);
 }
 
+/* a kernel checked at single stages: the interpreter for the scheduler's
+ * forms, the JIT at the end; a wrong kernel is caught; a form the
+ * interpreter cannot run says so */
+static void test_check_kernel_at_stages(void **s) {
+    (void)s;
+    Prog p;
+    prog_build(&p, centered());
+    char err[1024];
+    ValidateReport rep;
+    StrBuf sb;
+    sb_init(&sb);
+    for (int ki = 0; ki < p.s->nkernels; ki++) {
+        const int points[] = {0, 4, 8, 22};
+        for (int i = 0; i < 4; i++) {
+            sb_clear(&sb);
+            if (!program_check_kernel(p.s, p.kps, ki, points[i], inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
+                fail_msg("kernel %d at %d: %s", ki, points[i], err);
+            assert_true(rep.ok);
+        }
+    }
+    /* stage 11 has accumulator registers, which the interpreter does not run */
+    assert_string_equal(p.s->kernels[0].name, "r_2_3");
+    assert_false(program_check_kernel(p.s, p.kps, 0, 11, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
+    assert_non_null(strstr(err, "at stage 11: interp:"));
+    /* a wrong kernel: the last kernel's ADD made a MUL */
+    int last = p.s->nkernels - 1;
+    const UOp *ast = p.s->kernels[last].ast;
+    size_t n;
+    const UOp **topo = uop_toposort(ast, &n);
+    const UOp *add = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (uop_op(topo[i]) == OP_ADD && dt_is_float(topo[i]->dtype)) add = topo[i];
+    free(topo);
+    assert_non_null(add);
+    const UOp *mul = uop_intern(c, OP_MUL, add->dtype, add->src, add->nsrc, NULL, NULL);
+    /* rebuild the kernel with the MUL in place of the ADD */
+    const UOp **t2 = uop_toposort(ast, &n);
+    const UOp **map = calloc(n, sizeof *map);
+    for (size_t i = 0; i < n; i++) {
+        const UOp *u = t2[i];
+        if (u == add) { map[i] = mul; continue; }
+        const UOp *src[16];
+        for (int k = 0; k < u->nsrc; k++) {
+            src[k] = u->src[k];
+            for (size_t j = 0; j < i; j++)
+                if (t2[j] == u->src[k]) src[k] = map[j];
+        }
+        map[i] = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, u->tag);
+    }
+    KernelPipeline *good = p.kps[last];
+    p.kps[last] = pipeline_new(c, "broken", map[n - 1]);
+    free(t2);
+    free(map);
+    sb_clear(&sb);
+    assert_true(program_check_kernel(p.s, p.kps, last, 0, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
+    assert_false(rep.ok);
+    assert_non_null(strstr(sb_str(&sb), "differ from the reference"));
+    pipeline_free(p.kps[last]);
+    p.kps[last] = good;
+    sb_free(&sb);
+    prog_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_and_validate),
         cmocka_unit_test(test_missing_input_is_an_error),
+        cmocka_unit_test(test_check_kernel_at_stages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -112,7 +112,7 @@ int early_ranges_of(const UOp *u, const UOp **out, int max) {
     }
     const RangeSet *mine = &sets[nn - 1];
     if (mine->n <= max) {
-        memcpy(out, mine->r, (size_t)mine->n * sizeof *out);
+        if (mine->n) memcpy(out, mine->r, (size_t)mine->n * sizeof *out);
         result = mine->n;
     }
 done:

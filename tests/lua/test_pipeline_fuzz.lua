@@ -114,3 +114,14 @@ T.test("regression: sums of a value that does not change over the loop", functio
   T.eq(got[2], 12)
   T.eq(got[3], 4)
 end)
+
+-- stage 3's range bookkeeping copied an empty range list from a NULL
+-- pointer (undefined behaviour, caught by UBSan) for a kernel whose store
+-- is inside no range: a where over a full product of a bool tensor
+T.test("regression: a kernel with a store outside every range", function()
+  local v1 = Tensor.new({{{{-2.75, 1.25}, {1.75, -0.75}}}}, "float32")
+  local v2 = Tensor.new({{{{true, false}, {true, true}}, {{false, true}, {true, true}}}}, "bool")
+  local v6 = v2:prod({keepdim = true}):flatten(1):where(0, v1)
+  local _, rep = uop.compile(v6):run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+end)

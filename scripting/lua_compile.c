@@ -515,7 +515,9 @@ static void diff_text(lua_State *L, KernelPipeline *kp, int a, int b, StrBuf *sb
     *st = uop_diff_text(sb, ra, rb, &o);
 }
 
-static int k_diff(lua_State *L) {
+/* k:diff([a, b]) prints the diff (saying so when there is none);
+ * k:diff_text([a, b]) returns it */
+static int diff_method(lua_State *L, bool print) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     int a, b;
     diff_points(L, kp, &a, &b);
@@ -523,24 +525,18 @@ static int k_diff(lua_State *L) {
     sb_init(&sb);
     DiffStats st;
     diff_text(L, kp, a, b, &sb, &st);
-    if (st.added == 0 && st.removed == 0) sb_printf(&sb, "stage %d and stage %d are the same graph\n", a, b);
-    print_text(sb_str(&sb));
+    if (print) {
+        if (st.added == 0 && st.removed == 0) sb_printf(&sb, "stage %d and stage %d are the same graph\n", a, b);
+        print_text(sb_str(&sb));
+    } else {
+        lua_pushstring(L, sb_str(&sb));
+    }
     sb_free(&sb);
-    return 0;
+    return print ? 0 : 1;
 }
 
-static int k_diff_text(lua_State *L) {
-    KernelPipeline *kp = check_kernel(L, 1, NULL);
-    int a, b;
-    diff_points(L, kp, &a, &b);
-    StrBuf sb;
-    sb_init(&sb);
-    DiffStats st;
-    diff_text(L, kp, a, b, &sb, &st);
-    lua_pushstring(L, sb_str(&sb));
-    sb_free(&sb);
-    return 1;
-}
+static int k_diff(lua_State *L) { return diff_method(L, true); }
+static int k_diff_text(lua_State *L) { return diff_method(L, false); }
 
 static int k_stages(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);

@@ -400,7 +400,9 @@ static bool topo_reserve(uint32_t root_id) {
     return true;
 }
 
-const UOp **uop_toposort(const UOp *root, size_t *n) {
+const UOp **uop_toposort(const UOp *root, size_t *n) { return uop_toposort_gated(root, NULL, NULL, n); }
+
+const UOp **uop_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n) {
     *n = 0;
     if (!root) return NULL;
     if (!topo_reserve(root->id)) return NULL;
@@ -412,7 +414,8 @@ const UOp **uop_toposort(const UOp *root, size_t *n) {
     seen[root->id / 64] |= 1ull << (root->id % 64);
     while (sp) {
         Frame *f = &topo_stack[sp - 1];
-        if (f->next < f->u->nsrc) {
+        bool is_leaf = f->next == 0 && leaf && leaf(f->u, ud);
+        if (!is_leaf && f->next < f->u->nsrc) {
             const UOp *s = f->u->src[f->next++];
             if (seen[s->id / 64] >> (s->id % 64) & 1) continue;
             seen[s->id / 64] |= 1ull << (s->id % 64);

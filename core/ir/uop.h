@@ -81,6 +81,9 @@ bool uop_const_int_value(const UOp *u, int64_t *out);
 /* Post-order toposort (sources before users), each node once.  Returns a
  * malloc'd array of *n nodes (the root last), or NULL when out of memory. */
 const UOp **uop_toposort(const UOp *root, size_t *n);
+/* The same, not entering the sources of nodes for which leaf(u, ud) is true
+ * (the scheduler stops at other kernels' buffers); leaf must not toposort. */
+const UOp **uop_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n);
 /* Number of distinct nodes reachable from root. */
 size_t uop_graph_size(const UOp *root);
 

@@ -52,8 +52,8 @@ static bool split_one(SchedState *st, int i, U64Map *after_index, char (*names)[
     const UOp *store = uop_op(end) == OP_END ? end->src[0] : end;
     U64Map map = {0};
     size_t n = 0, nk = 0;
-    const UOp **topo = sched_toposort_gated(store->src[1], is_buffer_leaf, NULL, &n);
-    const UOp **ktopo = sched_toposort_gated(end, is_buffer_leaf, NULL, &nk);
+    const UOp **topo = uop_toposort_gated(store->src[1], is_buffer_leaf, NULL, &n);
+    const UOp **ktopo = uop_toposort_gated(end, is_buffer_leaf, NULL, &nk);
     const UOp **ranges = malloc((nk ? nk : 1) * sizeof *ranges);
     SchedRef *refs = malloc((n + 1) * sizeof *refs);
     bool ok = topo && ktopo && ranges && refs;

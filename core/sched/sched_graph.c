@@ -1,60 +1,17 @@
 /* sched_graph.c - graph helpers of the scheduler steps: substitution that
- * stops at replaced nodes, a toposort that does not enter other kernels,
- * and the row-major flat index of a shape. */
+ * stops at replaced nodes and the row-major flat index of a shape. */
 #include <stdlib.h>
 #include "schedule_internal.h"
 #include "../sym/symbolic.h"
 
-typedef struct Frame { const UOp *u; int next; } Frame;
 
-const UOp **sched_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n) {
-    *n = 0;
-    U64Map seen = {0};
-    size_t cap = 64, len = 0, scap = 32, sp = 0;
-    const UOp **out = malloc(cap * sizeof *out);
-    Frame *stack = malloc(scap * sizeof *stack);
-    if (!out || !stack || !u64map_put(&seen, root->id, root)) goto oom;
-    stack[sp++] = (Frame){root, 0};
-    while (sp) {
-        Frame *f = &stack[sp - 1];
-        bool is_leaf = f->next == 0 && leaf && leaf(f->u, ud);
-        if (!is_leaf && f->next < f->u->nsrc) {
-            const UOp *s = f->u->src[f->next++];
-            if (u64map_get(&seen, s->id)) continue;
-            if (!u64map_put(&seen, s->id, s)) goto oom;
-            if (sp == scap) {
-                Frame *ns = realloc(stack, (scap *= 2) * sizeof *ns);
-                if (!ns) goto oom;
-                stack = ns;
-            }
-            stack[sp++] = (Frame){s, 0};
-        } else {
-            if (len == cap) {
-                const UOp **no = realloc(out, (cap *= 2) * sizeof *no);
-                if (!no) goto oom;
-                out = no;
-            }
-            out[len++] = f->u;
-            sp--;
-        }
-    }
-    free(stack);
-    u64map_free(&seen);
-    *n = len;
-    return out;
-oom:
-    free(out);
-    free(stack);
-    u64map_free(&seen);
-    return NULL;
-}
 
 /* nodes in the map are leaves: their insides are another kernel's business */
 static bool in_map(const UOp *u, void *map) { return u64map_get(map, u->id) != NULL; }
 
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map) {
     size_t n;
-    const UOp **topo = sched_toposort_gated(root, in_map, (void *)map, &n);
+    const UOp **topo = uop_toposort_gated(root, in_map, (void *)map, &n);
     if (!topo) { uctx_set_error(c, "out of memory"); return NULL; }
     U64Map done = {0};
     const UOp *result = NULL;

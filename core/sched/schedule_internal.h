@@ -64,9 +64,6 @@ void sched_note(SchedState *st, const char *rule, const char *file, int line, co
 /* root with every node in map (id -> replacement) replaced, without looking
  * inside replaced nodes; NULL with uctx_error on failure */
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
-/* post-order of root's graph that does not descend below nodes for which
- * leaf(u, ud) is true (they are listed); malloc'd, NULL when out of memory */
-const UOp **sched_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n);
 /* true when the shapes are the same once their size-1 dims are dropped */
 bool sched_pure_unit_reshape(const Shape *from, const Shape *to);
 /* row-major flat index: sum of idx[d] * stride[d], simplified */

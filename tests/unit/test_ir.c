@@ -257,11 +257,36 @@ static void test_toposort(void **state) {
     uctx_free(c);
 }
 
+static bool stop_at_mul(const UOp *u, void *ud) {
+    (void)ud;
+    return uop_op(u) == OP_MUL;
+}
+
+/* a gated toposort lists a leaf but not what is under it */
+static void test_toposort_gated(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10), *y = uop_var(c, "y", 0, 10);
+    const UOp *m = uop_binary(c, OP_MUL, x, uop_const_int(c, DT_INDEX, 3));
+    const UOp *root = uop_binary(c, OP_ADD, m, y);
+    size_t n;
+    const UOp **all = uop_toposort(root, &n);
+    assert_int_equal(n, 5);
+    free(all);
+    const UOp **some = uop_toposort_gated(root, stop_at_mul, NULL, &n);
+    assert_int_equal(n, 3);
+    assert_ptr_equal(some[0], m);
+    assert_ptr_equal(some[1], y);
+    assert_ptr_equal(some[2], root);
+    free(some);
+    uctx_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
         cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
-        cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort),
+        cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort), cmocka_unit_test(test_toposort_gated),
     };
     return cmocka_run_group_tests_name("ir", tests, NULL, NULL);
 }

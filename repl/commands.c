@@ -24,6 +24,7 @@ static const char help_text[] =
     "  :step  :back       the next / previous stage      :goto N   stage N (0..22)\n"
     "  :print             the IR at the current stage    :diff [A B]  stage A vs B\n"
     "  :rules [N]         which rules fired in stage N   :dot [FILE]  DOT (svg/png/dot)\n"
+    "  :rewrites [N]      every rewrite of stage N, in order: rule, nodes before -> after\n"
     "  :llvm  :asm        LLVM IR before/after -O2, host assembly\n"
     "  :run               run the kernel's program, validated against the reference\n"
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
@@ -83,7 +84,7 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
         {"goto", "print(k:seek(%s))", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
         {"rules", "k:rules(%s)", 1}, {"dot", "local f = %s; local text = k:dot(f); print(f and ('wrote ' .. f) or text)", -1},   {"llvm", "k:llvm()", 0},
-        {"asm", "k:asm()", 0},       {"check", "k:check(%s)", 1}, {"bisect", "k:bisect()", 0},       {"run", "k:program():run{validate=true}", 0},
+        {"asm", "k:asm()", 0},       {"check", "k:check(%s)", 1}, {"rewrites", "k:rewrites(%s)", 1}, {"bisect", "k:bisect()", 0},       {"run", "k:program():run{validate=true}", 0},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;

@@ -20,6 +20,7 @@
 #include "../viz/diff.h"
 #include "../viz/dot.h"
 #include "../viz/listing.h"
+#include "../viz/render.h"
 
 #define PROGRAM_MT "uopdb.Program"
 #define KERNEL_MT "uopdb.Kernel"
@@ -655,6 +656,56 @@ static int k_rules(lua_State *L) {
     return 1;
 }
 
+/* k:rewrites([n [, {quiet=}]]): every rewrite stage n made, in order:
+ * the rule, where it is written, and the node before and after; printed as
+ * one line each with the nodes rendered, returned as a list */
+static int k_rewrites(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    bool quiet = opt_bool(L, 3, "quiet");
+    int n = stage_arg(L, 2, kp);
+    if (n < 1) return luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d",
+                                 STAGE_COUNT);
+    root_at(L, kp, n);
+    const Trace *t = &pipeline_result(kp, n)->trace;
+    StrBuf sb, e;
+    sb_init(&sb);
+    sb_init(&e);
+    sb_printf(&sb, "stage %d (%s): %zu rewrite%s\n", n, stage_get(n)->name, t->nrewrites, t->nrewrites == 1 ? "" : "s");
+    lua_createtable(L, (int)t->nrewrites, 0);
+    for (size_t i = 0; i < t->nrewrites; i++) {
+        const TraceRewrite *w = &t->rewrites[i];
+        sb_printf(&sb, "  %4zu  %-28s %%%u -> %%%u", i + 1, w->rule, w->before->id, w->after->id);
+        /* small value expressions read better rendered */
+        if (!dt_is_ptr(w->before->dtype) && w->before->dtype != DT_VOID && uop_graph_size(w->before) <= 12 &&
+            uop_graph_size(w->after) <= 12) {
+            sb_clear(&e);
+            uop_render_expr(&e, w->before);
+            sb_printf(&sb, "   %s", sb_str(&e));
+            sb_clear(&e);
+            uop_render_expr(&e, w->after);
+            sb_printf(&sb, "  ->  %s", sb_str(&e));
+        }
+        sb_printf(&sb, "   (%s:%d)\n", w->file ? w->file : "?", w->line);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, w->rule);
+        lua_setfield(L, -2, "rule");
+        lua_pushfstring(L, "%s:%d", w->file ? w->file : "?", w->line);
+        lua_setfield(L, -2, "where");
+        luop_push(L, w->before);
+        lua_setfield(L, -2, "before");
+        luop_push(L, w->after);
+        lua_setfield(L, -2, "after");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    if (!quiet) print_text(sb_str(&sb));
+    sb_free(&sb);
+    sb_free(&e);
+    char summary[96];
+    snprintf(summary, sizeof summary, "(%zu rewrites in stage %d)", t->nrewrites, n);
+    set_summary(L, summary);
+    return 1;
+}
+
 /* k:dot([file [, n]]): DOT text of point n; with a file name, also renders
  * it (svg/png by the extension, .dot writes the text) */
 static int k_dot(lua_State *L) {
@@ -935,7 +986,7 @@ static const luaL_Reg kernel_methods[] = {
     {"name", k_name},     {"seek", k_seek},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
-    {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check},
+    {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
     {"bisect", k_bisect},   {NULL, NULL}};
 
 void luop_open_compile(lua_State *L) {

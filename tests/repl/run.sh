@@ -242,5 +242,9 @@ expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4: output0 floa
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"
 expect_has ":check with a bad argument" ":check takes one stage number" "$err"
 
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:rewrites 15\n'
+expect_has ":rewrites lists the rewrites of a stage" "stage 15 (lower index dtype):" "$out"
+expect_has ":rewrites names each rule" "lower_range" "$out"
+
 echo "repl: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

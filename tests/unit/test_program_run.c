@@ -17,13 +17,13 @@ static UCtx *c;
 static const UOp *dev, *bufA;
 static float A[6] = {1, 2, 3, 4, 5, 6};
 
+#include "tensor_graph.h"
+
 static int setup(void **s) {
     (void)s;
     c = uctx_new();
     dev = uop_new(c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(c, "CPU"));
-    const UOp *u = uop_new(c, OP_UNIQUE, DT_VOID, NULL, 0, arg_int(c, 0));
-    const UOp *src[2] = {u, dev};
-    bufA = uop_new(c, OP_BUFFER, DT_FLOAT32, src, 2, arg_int(c, 6));
+    bufA = buffer(0, 6, DT_FLOAT32);
     return 0;
 }
 static int teardown(void **s) {
@@ -43,25 +43,11 @@ static const void *no_inputs(void *ud, const UOp *b) {
     return NULL;
 }
 
-static const UOp *ivec(const int64_t *v, int n) {
-    const Arg *items[8];
-    for (int i = 0; i < n; i++) items[i] = arg_int(c, v[i]);
-    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
-}
-static const UOp *mop(Op op, const UOp *x, const int64_t *v, int n) {
-    const UOp *s[2] = {x, ivec(v, n)};
-    return uop_new(c, op, x->dtype, s, 2, NULL);
-}
-static const UOp *reduce_axis(Op rop, const UOp *x, int64_t axis) {
-    const Arg *ax = arg_int(c, axis);
-    const Arg *items[2] = {arg_op(c, rop), arg_tuple(c, &ax, 1)};
-    return uop_new(c, OP_REDUCE_AXIS, x->dtype, &x, 1, arg_tuple(c, items, 2));
-}
 
 /* x - max(x, axis 1) broadcast back: two kernels through a tmp buffer */
 static const UOp *centered(void) {
     const UOp *a = mop(OP_RESHAPE, bufA, (int64_t[]){2, 3}, 2);
-    const UOp *m = mop(OP_EXPAND, reduce_axis(OP_MAX, a, 1), (int64_t[]){2, 3}, 2);
+    const UOp *m = mop(OP_EXPAND, reduce(OP_MAX, a, (int64_t[]){1}, 1), (int64_t[]){2, 3}, 2);
     /* -1 as a tensor: a CONST on the device, reshaped and expanded */
     const UOp *k = uop_new(c, OP_CONST, DT_FLOAT32, &dev, 1, arg_float(c, -1.0));
     k = mop(OP_EXPAND, mop(OP_RESHAPE, k, (int64_t[]){1, 1}, 2), (int64_t[]){2, 3}, 2);

@@ -23,35 +23,7 @@ static int setup(void **s) {
 }
 static int teardown(void **s) { (void)s; uctx_free(c); return 0; }
 
-static const UOp *ivec(const int64_t *v, int n) {
-    const Arg *items[16];
-    for (int i = 0; i < n; i++) items[i] = arg_int(c, v[i]);
-    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
-}
-static const UOp *buffer(int id, int64_t size, const DType *dt) {
-    const UOp *u = uop_new(c, OP_UNIQUE, DT_VOID, NULL, 0, arg_int(c, id));
-    const UOp *s[2] = {u, dev};
-    return uop_new(c, OP_BUFFER, dt, s, 2, arg_int(c, size));
-}
-static const UOp *mop(Op op, const UOp *x, const int64_t *v, int n) {
-    const UOp *s[2] = {x, ivec(v, n)};
-    return uop_new(c, op, x->dtype, s, 2, NULL);
-}
-static const UOp *mop2(Op op, const UOp *x, const int64_t *a, const int64_t *b, int n) {
-    const UOp *s[3] = {x, ivec(a, n), ivec(b, n)};
-    return uop_new(c, op, x->dtype, s, 3, NULL);
-}
-static const UOp *with_arg_ints(Op op, const UOp *x, const int64_t *v, int n) {
-    const Arg *items[16];
-    for (int i = 0; i < n; i++) items[i] = op == OP_FLIP ? arg_bool(c, v[i] != 0) : arg_int(c, v[i]);
-    return uop_new(c, op, x->dtype, &x, 1, arg_tuple(c, items, (uint32_t)n));
-}
-static const UOp *reduce(Op rop, const UOp *x, const int64_t *axes, int n) {
-    const Arg *ax[16];
-    for (int i = 0; i < n; i++) ax[i] = arg_int(c, axes[i]);
-    const Arg *items[2] = {arg_op(c, rop), arg_tuple(c, ax, (uint32_t)n)};
-    return uop_new(c, OP_REDUCE_AXIS, x->dtype, &x, 1, arg_tuple(c, items, 2));
-}
+#include "tensor_graph.h"
 
 static float A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, B[9] = {10, 11, 12, 13, 14, 15, 16, 17, 18};
 static const UOp *bufA, *bufB;

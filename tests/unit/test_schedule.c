@@ -33,37 +33,9 @@ static int teardown(void **s) { (void)s; uctx_free(c); return 0; }
 
 /* ---- tensor-graph builders, as the Tensor front end makes them ---- */
 
-static const UOp *ivec(const int64_t *v, int n) {
-    const Arg *items[16];
-    for (int i = 0; i < n; i++) items[i] = arg_int(c, v[i]);
-    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
-}
-static const UOp *buffer(int id, int64_t size, const DType *dt) {
-    const UOp *u = uop_new(c, OP_UNIQUE, DT_VOID, NULL, 0, arg_int(c, id));
-    const UOp *s[2] = {u, dev};
-    return uop_new(c, OP_BUFFER, dt, s, 2, arg_int(c, size));
-}
-static const UOp *mop(Op op, const UOp *x, const int64_t *v, int n) {
-    const UOp *s[2] = {x, ivec(v, n)};
-    return uop_new(c, op, x->dtype, s, 2, NULL);
-}
+#include "tensor_graph.h"
 #define RESHAPE(x, ...) mop(OP_RESHAPE, x, (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8))
 #define EXPAND(x, ...) mop(OP_EXPAND, x, (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8))
-static const UOp *mop2(Op op, const UOp *x, const int64_t *a, const int64_t *b, int n) {
-    const UOp *s[3] = {x, ivec(a, n), ivec(b, n)};
-    return uop_new(c, op, x->dtype, s, 3, NULL);
-}
-static const UOp *with_arg_ints(Op op, const UOp *x, const int64_t *v, int n) {
-    const Arg *items[16];
-    for (int i = 0; i < n; i++) items[i] = op == OP_FLIP ? arg_bool(c, v[i] != 0) : arg_int(c, v[i]);
-    return uop_new(c, op, x->dtype, &x, 1, arg_tuple(c, items, (uint32_t)n));
-}
-static const UOp *reduce(Op rop, const UOp *x, const int64_t *axes, int n) {
-    const Arg *ax[16];
-    for (int i = 0; i < n; i++) ax[i] = arg_int(c, axes[i]);
-    const Arg *items[2] = {arg_op(c, rop), arg_tuple(c, ax, (uint32_t)n)};
-    return uop_new(c, OP_REDUCE_AXIS, x->dtype, &x, 1, arg_tuple(c, items, 2));
-}
 /* a scalar tensor constant broadcast to shape (d0, d1) */
 static const UOp *full2(double v, int64_t d0, int64_t d1) {
     const UOp *k = uop_new(c, OP_CONST, DT_FLOAT32, &dev, 1, arg_float(c, v));

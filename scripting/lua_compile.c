@@ -598,28 +598,42 @@ static int k_stages(lua_State *L) {
     return 1;
 }
 
+/* The trace of stage n (argument 2, default the current stage) of the
+ * kernel at 1, running the stages as needed; *quiet from argument 3. */
+static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out, bool *quiet) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    *quiet = opt_bool(L, 3, "quiet");
+    int n = stage_arg(L, 2, kp);
+    if (n < 1) luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d", STAGE_COUNT);
+    root_at(L, kp, n);
+    *kp_out = kp;
+    *n_out = n;
+    return &pipeline_result(kp, n)->trace;
+}
+
 /* k:rules([n]): which rules fired in stage n (default: the current one) */
 static int k_rules(lua_State *L) {
-    KernelPipeline *kp = check_kernel(L, 1, NULL);
-    bool quiet = opt_bool(L, 3, "quiet");
-    int n = stage_arg(L, 2, kp);
-    if (n < 1) return luaL_error(L, "stage 0 is the kernel as scheduled: no rules ran; give a stage 1..%d",
-                                 STAGE_COUNT);
-    root_at(L, kp, n);
-    const StageResult *r = pipeline_result(kp, n);
-    const Trace *t = &r->trace;
+    KernelPipeline *kp;
+    int n;
+    bool quiet;
+    const Trace *t = stage_trace(L, &kp, &n, &quiet);
     /* count per rule name, in order of first firing */
     lua_createtable(L, 0, 8);
     int counts = lua_gettop(L);
     lua_createtable(L, 8, 0);
     int order = lua_gettop(L);
     int nnames = 0;
+    /* the first rewrite of each rule, in order of first firing (for where it is written) */
+    size_t *first = lua_newuserdatauv(L, (t->nrewrites + 1) * sizeof *first, 0);
+    lua_insert(L, counts);
+    counts++, order++;
     for (size_t i = 0; i < t->nrewrites; i++) {
         const TraceRewrite *w = &t->rewrites[i];
         lua_getfield(L, counts, w->rule);
         lua_Integer c = lua_tointeger(L, -1);
         lua_pop(L, 1);
         if (c == 0) {
+            first[nnames] = i;
             lua_pushstring(L, w->rule);
             lua_rawseti(L, order, ++nnames);
         }
@@ -636,15 +650,8 @@ static int k_rules(lua_State *L) {
         const char *name = lua_tostring(L, -1);
         lua_getfield(L, counts, name);
         lua_Integer c = lua_tointeger(L, -1);
-        const char *where = "";
-        int line = 0;
-        for (size_t k = 0; k < t->nrewrites; k++)
-            if (!strcmp(t->rewrites[k].rule, name)) {
-                where = t->rewrites[k].file;
-                line = t->rewrites[k].line;
-                break;
-            }
-        sb_printf(&sb, "  %6lld  %-36s %s:%d\n", (long long)c, name, where ? where : "", line);
+        const TraceRewrite *w = &t->rewrites[first[i - 1]];
+        sb_printf(&sb, "  %6lld  %-36s %s:%d\n", (long long)c, name, w->file ? w->file : "", w->line);
         lua_pop(L, 2);
     }
     if (!quiet) print_text(sb_str(&sb));
@@ -660,13 +667,10 @@ static int k_rules(lua_State *L) {
  * the rule, where it is written, and the node before and after; printed as
  * one line each with the nodes rendered, returned as a list */
 static int k_rewrites(lua_State *L) {
-    KernelPipeline *kp = check_kernel(L, 1, NULL);
-    bool quiet = opt_bool(L, 3, "quiet");
-    int n = stage_arg(L, 2, kp);
-    if (n < 1) return luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d",
-                                 STAGE_COUNT);
-    root_at(L, kp, n);
-    const Trace *t = &pipeline_result(kp, n)->trace;
+    KernelPipeline *kp;
+    int n;
+    bool quiet;
+    const Trace *t = stage_trace(L, &kp, &n, &quiet);
     StrBuf sb, e;
     sb_init(&sb);
     sb_init(&e);

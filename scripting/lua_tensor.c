@@ -53,14 +53,6 @@ static BufferRegistry *check_registry(lua_State *L) {
     return r;
 }
 
-static const char *dt_name(const DType *dt, char *buf, size_t n) {
-    StrBuf sb;
-    sb_init(&sb);
-    dt_format(&sb, dt);
-    snprintf(buf, n, "%s", sb_str(&sb));
-    sb_free(&sb);
-    return buf;
-}
 
 static bool buffer_dtype_ok(const DType *dt) {
     return dt->kind != DTK_PTR && dt->sk != SK_VOID && dt->sk != SK_INDEX && dt->sk != SK_FP8E4M3 &&
@@ -77,10 +69,10 @@ const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **
     UCtx *c = luop_ctx(L);
     char name[64];
     if (!buffer_dtype_ok(dt))
-        luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_name(dt, name, sizeof name));
+        luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_str(dt, name, sizeof name));
     if (count < 0) luaL_error(L, "buffer: negative size %I", (lua_Integer)count);
     void *data = buffer_alloc(dt, count);
-    if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_name(dt, name, sizeof name));
+    if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_str(dt, name, sizeof name));
     const UOp *dev = uop_new(c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(c, "CPU"));
     const UOp *buf = NULL;
     /* a UNIQUE number someone built by hand could already name a buffer */
@@ -321,7 +313,7 @@ static int t_dtype_info(lua_State *L) {
     lua_pushstring(L, kind);
     lua_setfield(L, -2, "kind");
     char name[64];
-    lua_pushstring(L, dt_name(dt, name, sizeof name));
+    lua_pushstring(L, dt_str(dt, name, sizeof name));
     lua_setfield(L, -2, "name");
     lua_pushinteger(L, dt_bitsize(dt));
     lua_setfield(L, -2, "bits");
@@ -360,7 +352,7 @@ static int t_least_upper(lua_State *L) {
     const DType *r = dt_least_upper(a, b);
     if (!r) {
         char an[64], bn[64];
-        return luaL_error(L, "no common dtype for %s and %s", dt_name(a, an, sizeof an), dt_name(b, bn, sizeof bn));
+        return luaL_error(L, "no common dtype for %s and %s", dt_str(a, an, sizeof an), dt_str(b, bn, sizeof bn));
     }
     luop_push_dtype(L, r);
     return 1;

@@ -110,13 +110,6 @@ static void fail(Render *r, const UOp *u, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void dtname(const DType *d, char *buf, size_t n) {
-    StrBuf sb;
-    sb_init(&sb);
-    dt_format(&sb, d);
-    snprintf(buf, n, "%s", sb_str(&sb));
-    sb_free(&sb);
-}
 
 /* ---- types and constants ---- */
 
@@ -287,7 +280,7 @@ static LLVMValueRef safe_divmod(Render *r, bool is_div, bool is_signed, LLVMValu
 static bool same_dtypes(Render *r, const UOp *u, int i, int j) {
     if (u->src[i]->dtype == u->src[j]->dtype) return true;
     char b1[64], b2[64];
-    dtname(u->src[i]->dtype, b1, sizeof b1), dtname(u->src[j]->dtype, b2, sizeof b2);
+    dt_str(u->src[i]->dtype, b1, sizeof b1), dt_str(u->src[j]->dtype, b2, sizeof b2);
     fail(r, u, "sources %d and %d have different dtypes, %s and %s", i, j, b1, b2);
     return false;
 }
@@ -369,7 +362,7 @@ static LLVMValueRef render_cast(Render *r, const UOp *u, const char *nm) {
     }
     char b1[64], b2[64];
     if (from->count != to->count) {
-        dtname(from, b1, sizeof b1), dtname(to, b2, sizeof b2);
+        dt_str(from, b1, sizeof b1), dt_str(to, b2, sizeof b2);
         fail(r, u, "cannot cast %s to %s: vector widths differ", b1, b2);
         return NULL;
     }
@@ -410,7 +403,7 @@ static LLVMValueRef render_bitcast(Render *r, const UOp *u, const char *nm) {
     }
     if (dt_itemsize(from) != dt_itemsize(to) || from->sk == SK_BOOL || to->sk == SK_BOOL) {
         char b1[64], b2[64];
-        dtname(from, b1, sizeof b1), dtname(to, b2, sizeof b2);
+        dt_str(from, b1, sizeof b1), dt_str(to, b2, sizeof b2);
         fail(r, u, "cannot bitcast %s to %s: sizes differ", b1, b2);
         return NULL;
     }
@@ -484,7 +477,7 @@ static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const 
     const DType *id = u->src[1]->dtype;
     if (!dt_is_int(id) || id->count != 1 || dt_is_ptr(id)) {
         char b[64];
-        dtname(id, b, sizeof b);
+        dt_str(id, b, sizeof b);
         fail(r, u, "the index (source 1) must be a scalar integer, got %s", b);
         return NULL;
     }
@@ -842,7 +835,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
      * the text parser could say otherwise and confuse later users) */
     if (v && u->dtype->sk != SK_VOID && LLVMTypeOf(v) != value_type(r, u->dtype)) {
         char b[64];
-        dtname(u->dtype, b, sizeof b);
+        dt_str(u->dtype, b, sizeof b);
         fail(r, u, "its dtype %s does not match the type of what it computes (check the dtypes of its sources)", b);
         return;
     }

@@ -10,72 +10,87 @@
 #include "ast_interp.h"
 #include "backend.h"
 
+/* Points data[b] of every input buffer at its host data. */
+static bool bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {
+    for (int b = 0; b < s->nbufs; b++) {
+        const SchedBuffer *sb = &s->bufs[b];
+        if (sb->kind != SBUF_INPUT) continue;
+        data[b] = (void *)inputs(ud, sb->source);
+        if (!data[b]) {
+            snprintf(err, errlen, "%s (BUFFER %%%u) has no data", sb->name, sb->source->id);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Allocates data[b] (owned) for buffer b. */
+static bool alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen) {
+    const SchedBuffer *sb = &s->bufs[b];
+    if (!(data[b] = buffer_alloc(sb->dtype, sb->size))) {
+        snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
+        return false;
+    }
+    owned[b] = true;
+    return true;
+}
+
+/* Runs kernel i through the JIT (all its core_ids) on data, indexed by
+ * program buffer. */
+static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+    const SchedKernel *k = &s->kernels[i];
+    char msg[1024];
+    Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
+    if (!kern) {
+        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+        return false;
+    }
+    if (kernel_num_vars(kern) > 0) {
+        snprintf(err, errlen, "kernel %d (%s): variables are not supported by the program runner", i + 1, k->name);
+        return false;
+    }
+    int nb = kernel_num_buffers(kern);
+    void **args = calloc((size_t)nb + 1, sizeof *args);
+    if (!args) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (int a = 0; a < nb && ok; a++) {
+        int64_t g = kernel_buffer_arg(kern, a);
+        if (g < 0 || g >= k->nbufs) {
+            snprintf(err, errlen, "kernel %d (%s): DEFINE_GLOBAL %lld is not one of its %d buffers", i + 1, k->name,
+                     (long long)g, k->nbufs);
+            ok = false;
+        } else {
+            args[a] = data[k->bufs[g]];
+        }
+    }
+    if (ok && !(ok = kernel_run_parallel(kern, args, NULL, msg, sizeof msg)))
+        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    free(args);
+    return ok;
+}
+
 bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
                  char *err, size_t errlen) {
     void **data = calloc((size_t)s->nbufs + 1, sizeof *data);
     bool *owned = calloc((size_t)s->nbufs + 1, sizeof *owned);
-    void **args = NULL;
     bool ok = false;
     if (!data || !owned) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    for (int b = 0; b < s->nbufs; b++) {
-        const SchedBuffer *sb = &s->bufs[b];
-        if (sb->kind == SBUF_INPUT) {
-            data[b] = (void *)inputs(ud, sb->source);
-            if (!data[b]) {
-                snprintf(err, errlen, "%s (BUFFER %%%u) has no data", sb->name, sb->source->id);
-                goto done;
-            }
-        }
-    }
+    if (!bind_inputs(s, data, inputs, ud, err, errlen)) goto done;
     /* an output listed twice is computed into its first storage and copied to the others after */
     for (int j = s->noutputs - 1; j >= 0; j--) data[s->outputs[j]] = outputs[j];
     for (int i = 0; i < s->nkernels; i++) {
-        const SchedKernel *k = &s->kernels[i];
         /* allocate the tmp buffers this kernel is the first to use */
-        for (int b = 0; b < s->nbufs; b++) {
-            const SchedBuffer *sb = &s->bufs[b];
-            if (sb->kind != SBUF_TMP || sb->first_kernel != i || data[b]) continue;
-            data[b] = buffer_alloc(sb->dtype, sb->size);
-            if (!data[b]) {
-                snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
+        for (int b = 0; b < s->nbufs; b++)
+            if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == i && !data[b] &&
+                !alloc_buffer(s, b, data, owned, err, errlen))
                 goto done;
-            }
-            owned[b] = true;
-        }
-        char msg[1024];
-        Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
-        if (!kern) {
-            snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-            goto done;
-        }
-        int nb = kernel_num_buffers(kern);
-        free(args);
-        args = calloc((size_t)nb + 1, sizeof *args);
-        if (!args) {
-            snprintf(err, errlen, "out of memory");
-            goto done;
-        }
-        for (int a = 0; a < nb; a++) {
-            int64_t g = kernel_buffer_arg(kern, a);
-            if (g < 0 || g >= k->nbufs) {
-                snprintf(err, errlen, "kernel %d (%s): DEFINE_GLOBAL %lld is not one of its %d buffers", i + 1,
-                         k->name, (long long)g, k->nbufs);
-                goto done;
-            }
-            args[a] = data[k->bufs[g]];
-        }
-        if (kernel_num_vars(kern) > 0) {
-            snprintf(err, errlen, "kernel %d (%s): variables are not supported by the program runner", i + 1,
-                     k->name);
-            goto done;
-        }
-        if (!kernel_run_parallel(kern, args, NULL, msg, sizeof msg)) {
-            snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-            goto done;
-        }
+        if (!jit_kernel(s, kps, i, data, err, errlen)) goto done;
         /* free the tmp buffers whose last use this was */
         for (int b = 0; b < s->nbufs; b++) {
             if (owned[b] && s->bufs[b].last_kernel == i) {
@@ -95,7 +110,6 @@ done:
     if (data && owned)
         for (int b = 0; b < s->nbufs; b++)
             if (owned[b]) buffer_free(data[b]);
-    free(args);
     free(data);
     free(owned);
     return ok;
@@ -174,31 +188,6 @@ bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn in
     return validate_buffer(&s->bufs[s->outputs[j]], data, inputs, ud, atol, rtol, rep, sb, err, errlen);
 }
 
-/* runs kernel i through the JIT on data (indexed by program buffer) */
-static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
-    const SchedKernel *k = &s->kernels[i];
-    char msg[1024];
-    Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
-    if (!kern) {
-        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-        return false;
-    }
-    int nb = kernel_num_buffers(kern);
-    void **args = calloc((size_t)nb + 1, sizeof *args);
-    if (!args) {
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    for (int a = 0; a < nb; a++) {
-        int64_t g = kernel_buffer_arg(kern, a);
-        args[a] = g >= 0 && g < k->nbufs ? data[k->bufs[g]] : NULL;
-    }
-    bool ok = kernel_run_parallel(kern, args, NULL, msg, sizeof msg);
-    if (!ok) snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-    free(args);
-    return ok;
-}
-
 bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
                           double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     if (ki < 0 || ki >= s->nkernels) {
@@ -220,22 +209,11 @@ bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki,
         goto done;
     }
     /* every buffer the kernels up to ki use; inputs from their data */
-    for (int b = 0; b < s->nbufs; b++) {
-        const SchedBuffer *sb_ = &s->bufs[b];
-        if (sb_->kind == SBUF_INPUT) {
-            data[b] = (void *)inputs(ud, sb_->source);
-            if (!data[b]) {
-                snprintf(err, errlen, "%s (BUFFER %%%u) has no data", sb_->name, sb_->source->id);
-                goto done;
-            }
-        } else if (sb_->first_kernel >= 0 && sb_->first_kernel <= ki) {
-            if (!(data[b] = buffer_alloc(sb_->dtype, sb_->size))) {
-                snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb_->name, (long long)sb_->size);
-                goto done;
-            }
-            owned[b] = true;
-        }
-    }
+    if (!bind_inputs(s, data, inputs, ud, err, errlen)) goto done;
+    for (int b = 0; b < s->nbufs; b++)
+        if (s->bufs[b].kind != SBUF_INPUT && s->bufs[b].first_kernel >= 0 && s->bufs[b].first_kernel <= ki &&
+            !alloc_buffer(s, b, data, owned, err, errlen))
+            goto done;
     for (int i = 0; i < ki; i++)
         if (!jit_kernel(s, kps, i, data, err, errlen)) goto done;
     if (n >= STAGE_COUNT - 1) {

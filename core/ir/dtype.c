@@ -340,3 +340,12 @@ bool dt_can_lossless_cast(const DType *from, const DType *to) {
     }
 #undef IN
 }
+
+const char *dt_str(const DType *d, char *buf, size_t n) {
+    StrBuf sb;
+    sb_init(&sb);
+    dt_format(&sb, d);
+    snprintf(buf, n, "%s", sb_str(&sb) ? sb_str(&sb) : "");
+    sb_free(&sb);
+    return buf;
+}

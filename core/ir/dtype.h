@@ -73,6 +73,8 @@ int64_t dt_wrap_int(const DType *d, int64_t v);
 const char *sk_name(ScalarKind sk);   /* "float32" */
 /* uopdb's spelling: float32, float32.vec(4), float32.ptr(9), float32.ptr(16, local) */
 void dt_format(StrBuf *sb, const DType *d);
+/* dt_format into a fixed buffer, for messages; returns buf */
+const char *dt_str(const DType *d, char *buf, size_t n);
 /* tinygrad's repr: dtypes.float, dtypes.float.vec(4), dtypes.float.ptr(16, AddrSpace.LOCAL) */
 void dt_format_tinygrad(StrBuf *sb, const DType *d);
 /* Parses either spelling (an optional "dtypes." prefix, all tinygrad aliases).

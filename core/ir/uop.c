@@ -111,14 +111,6 @@ const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, in
 
 /* ---- well-formedness ---- */
 
-static const char *dtstr(const DType *d, char *buf, size_t n) {
-    StrBuf sb;
-    sb_init(&sb);
-    dt_format(&sb, d);
-    snprintf(buf, n, "%s", sb_str(&sb));
-    sb_free(&sb);
-    return buf;
-}
 
 static bool arg_is_num(const Arg *a) {
     return a && (a->kind == ARG_INT || a->kind == ARG_FLOAT || a->kind == ARG_BOOL || a->kind == ARG_INVALID);
@@ -142,48 +134,48 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
     if (f & OPF_UNARY) {
         if (src[0]->dtype != dt) {
             uctx_set_error(c, "%s: result dtype %s differs from its source's %s (node %u)", on,
-                           dtstr(dt, b1, sizeof b1), dtstr(src[0]->dtype, b2, sizeof b2), src[0]->id);
+                           dt_str(dt, b1, sizeof b1), dt_str(src[0]->dtype, b2, sizeof b2), src[0]->id);
             return false;
         }
-        if (dt_is_ptr(dt) || dt->sk == SK_VOID) { uctx_set_error(c, "%s: needs a value dtype, got %s", on, dtstr(dt, b1, sizeof b1)); return false; }
+        if (dt_is_ptr(dt) || dt->sk == SK_VOID) { uctx_set_error(c, "%s: needs a value dtype, got %s", on, dt_str(dt, b1, sizeof b1)); return false; }
     } else if (f & OPF_BINARY) {
         if (src[0]->dtype != src[1]->dtype) {
             uctx_set_error(c, "%s: sources have different dtypes, %s (node %u) and %s (node %u)", on,
-                           dtstr(src[0]->dtype, b1, sizeof b1), src[0]->id, dtstr(src[1]->dtype, b2, sizeof b2),
+                           dt_str(src[0]->dtype, b1, sizeof b1), src[0]->id, dt_str(src[1]->dtype, b2, sizeof b2),
                            src[1]->id);
             return false;
         }
         const DType *sd = src[0]->dtype;
-        if (dt_is_ptr(sd) || sd->sk == SK_VOID) { uctx_set_error(c, "%s: needs value sources, got %s", on, dtstr(sd, b1, sizeof b1)); return false; }
+        if (dt_is_ptr(sd) || sd->sk == SK_VOID) { uctx_set_error(c, "%s: needs value sources, got %s", on, dt_str(sd, b1, sizeof b1)); return false; }
         if (f & OPF_COMPARISON) {
             if (dt != dt_vec(DT_BOOL, sd->count)) {
-                uctx_set_error(c, "%s: a comparison gives %s, not %s", on, dtstr(dt_vec(DT_BOOL, sd->count), b1, sizeof b1),
-                               dtstr(dt, b2, sizeof b2));
+                uctx_set_error(c, "%s: a comparison gives %s, not %s", on, dt_str(dt_vec(DT_BOOL, sd->count), b1, sizeof b1),
+                               dt_str(dt, b2, sizeof b2));
                 return false;
             }
         } else if (dt != sd) {
-            uctx_set_error(c, "%s: result dtype %s differs from its sources' %s", on, dtstr(dt, b1, sizeof b1),
-                           dtstr(sd, b2, sizeof b2));
+            uctx_set_error(c, "%s: result dtype %s differs from its sources' %s", on, dt_str(dt, b1, sizeof b1),
+                           dt_str(sd, b2, sizeof b2));
             return false;
         }
         if ((op == OP_IDIV || op == OP_MOD || op == OP_SHL || op == OP_SHR) && !dt_is_int(sd)) {
-            uctx_set_error(c, "%s: needs integer sources, got %s", on, dtstr(sd, b1, sizeof b1));
+            uctx_set_error(c, "%s: needs integer sources, got %s", on, dt_str(sd, b1, sizeof b1));
             return false;
         }
         if ((op == OP_AND || op == OP_OR || op == OP_XOR) && dt_is_float(sd)) {
-            uctx_set_error(c, "%s: needs integer or bool sources, got %s", on, dtstr(sd, b1, sizeof b1));
+            uctx_set_error(c, "%s: needs integer or bool sources, got %s", on, dt_str(sd, b1, sizeof b1));
             return false;
         }
     } else if (op == OP_WHERE) {
         if (!dt_is_bool(src[0]->dtype) || dt_is_ptr(src[0]->dtype)) {
             uctx_set_error(c, "WHERE: the condition (node %u) must be bool, got %s", src[0]->id,
-                           dtstr(src[0]->dtype, b1, sizeof b1));
+                           dt_str(src[0]->dtype, b1, sizeof b1));
             return false;
         }
         if (src[1]->dtype != src[2]->dtype || src[1]->dtype != dt) {
             uctx_set_error(c, "WHERE: branches and result must share a dtype, got %s, %s -> %s",
-                           dtstr(src[1]->dtype, b1, sizeof b1), dtstr(src[2]->dtype, b2, sizeof b2),
-                           dtstr(dt, b3, sizeof b3));
+                           dt_str(src[1]->dtype, b1, sizeof b1), dt_str(src[2]->dtype, b2, sizeof b2),
+                           dt_str(dt, b3, sizeof b3));
             return false;
         }
     } else if (op == OP_MULACC) {
@@ -195,7 +187,7 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
     switch (op) {
     case OP_CONST:
         if (!arg_is_num(arg)) { uctx_set_error(c, "CONST needs a number, bool or Invalid as its arg"); return false; }
-        if (dt->sk == SK_VOID || dt_is_ptr(dt)) { uctx_set_error(c, "CONST needs a value dtype, got %s", dtstr(dt, b1, sizeof b1)); return false; }
+        if (dt->sk == SK_VOID || dt_is_ptr(dt)) { uctx_set_error(c, "CONST needs a value dtype, got %s", dt_str(dt, b1, sizeof b1)); return false; }
         break;
     case OP_VCONST:
         if (!arg || arg->kind != ARG_TUPLE || (int)arg->n != dt->count) {
@@ -228,13 +220,13 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
     case OP_VECTORIZE:
         if (dt_vcount(dt) != nsrc) {
             uctx_set_error(c, "VECTORIZE of %d sources must have a vector count of %d, got %s", nsrc, nsrc,
-                           dtstr(dt, b1, sizeof b1));
+                           dt_str(dt, b1, sizeof b1));
             return false;
         }
         for (int i = 0; i < nsrc; i++)
             if (dt_with_count(src[i]->dtype, 1) != dt_with_count(dt, 1) || dt_vcount(src[i]->dtype) != 1) {
                 uctx_set_error(c, "VECTORIZE: source %d (node %u) is %s, expected %s", i, src[i]->id,
-                               dtstr(src[i]->dtype, b1, sizeof b1), dtstr(dt_with_count(dt, 1), b2, sizeof b2));
+                               dt_str(src[i]->dtype, b1, sizeof b1), dt_str(dt_with_count(dt, 1), b2, sizeof b2));
                 return false;
             }
         break;
@@ -243,7 +235,7 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
         for (uint32_t i = 0; i < arg->n; i++)
             if (!arg->items[i] || arg->items[i]->kind != ARG_INT || arg->items[i]->v.i < 0 ||
                 arg->items[i]->v.i >= dt_vcount(src[0]->dtype)) {
-                uctx_set_error(c, "GEP: element %u is out of range for %s", i, dtstr(src[0]->dtype, b1, sizeof b1));
+                uctx_set_error(c, "GEP: element %u is out of range for %s", i, dt_str(src[0]->dtype, b1, sizeof b1));
                 return false;
             }
         break;

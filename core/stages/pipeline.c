@@ -14,6 +14,7 @@ struct KernelPipeline {
     UCtx *c;
     char *name;
     const UOp *ast;
+    size_t ast_nodes;      /* nodes of point 0, counted on first use */
     KernelOpt opts[PIPELINE_MAX_OPTS];
     int nopts;
     int pos;
@@ -101,8 +102,10 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     r->done = true;
     r->root = out;
     r->ms = t1 - t0;
-    r->nodes_before = uop_graph_size(in);
-    r->nodes_after = uop_graph_size(out);
+    /* the size before is the previous point's size after: one walk per stage */
+    if (n > 1) r->nodes_before = kp->res[n - 1].nodes_after;
+    else r->nodes_before = kp->ast_nodes ? kp->ast_nodes : (kp->ast_nodes = uop_graph_size(in));
+    r->nodes_after = out == in ? r->nodes_before : uop_graph_size(out);
     r->rewrites = r->trace.nrewrites;
     r->changed = out != in;
     return true;

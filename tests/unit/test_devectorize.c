@@ -52,18 +52,7 @@ static const UOp *devectorize(const UOp *u) {
     return r;
 }
 
-static int find(const UOp *root, Op op, const UOp **out, int max) {
-    size_t n;
-    const UOp **topo = uop_toposort(root, &n);
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (uop_op(topo[i]) == op) {
-            if (k < max) out[k] = topo[i];
-            k++;
-        }
-    free(topo);
-    return k;
-}
+#include "graph_query.h"
 
 /* what the renderer cannot take is gone: vector ALUs, vector pointers,
  * PTRCAT, CAT */

@@ -55,19 +55,7 @@ static const UOp *expand(const UOp *u) {
     return r;
 }
 
-/* nodes of the graph with this op (at most max, in toposort order) */
-static int find(const UOp *root, Op op, const UOp **out, int max) {
-    size_t n;
-    const UOp **topo = uop_toposort(root, &n);
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (uop_op(topo[i]) == op) {
-            if (k < max) out[k] = topo[i];
-            k++;
-        }
-    free(topo);
-    return k;
-}
+#include "graph_query.h"
 
 static const UOp *only(const UOp *root, Op op) {
     const UOp *u[4];

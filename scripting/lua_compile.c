@@ -574,6 +574,9 @@ static int k_stages(lua_State *L) {
         lua_setfield(L, -2, "phase");
         lua_pushstring(L, stage_status_name(st->status));
         lua_setfield(L, -2, "status");
+        char runs[256];
+        lua_pushstring(L, stage_runs(st, runs, sizeof runs));
+        lua_setfield(L, -2, "runs");
         if (r) {
             lua_pushinteger(L, (lua_Integer)r->nodes_before);
             lua_setfield(L, -2, "nodes_before");
@@ -643,8 +646,10 @@ static int k_rules(lua_State *L) {
     StrBuf sb;
     sb_init(&sb);
     const Stage *st = stage_get(n);
-    sb_printf(&sb, "stage %d (%s): %zu rewrite%s by %d rule%s\n", n, st->name, t->nrewrites,
-              t->nrewrites == 1 ? "" : "s", nnames, nnames == 1 ? "" : "s");
+    char runs[256];
+    sb_printf(&sb, "stage %d (%s) runs %s: %zu rewrite%s by %d rule%s\n", n, st->name,
+              stage_runs(st, runs, sizeof runs), t->nrewrites, t->nrewrites == 1 ? "" : "s", nnames,
+              nnames == 1 ? "" : "s");
     for (int i = 1; i <= nnames; i++) {
         lua_rawgeti(L, order, i);
         const char *name = lua_tostring(L, -1);

@@ -11,7 +11,8 @@
  * defined on when that function sits inside the uop.rules call, otherwise
  * the line of the call. */
 #include "lua_internal.h"
-#include "../core/sym/symbolic.h"
+#include "../core/rewrite/registry.h"
+#include "../core/stages/stages.h"
 #include "../core/rewrite/rewrite.h"
 #include <stdlib.h>
 #include <string.h>
@@ -226,26 +227,32 @@ static int r_rules(lua_State *L) {
     return 1;
 }
 
-/* uop.ruleset(name) -> one of the built-in rule sets (sym, symbolic, ...),
- * as a rule set of its own that shares the built-in rules */
+/* uop.ruleset(name) -> a registered rule set ("sym", "pm_add_loads", or
+ * "a + b" as tinygrad composes them), as a rule set of its own that shares
+ * the built-in rules */
 static int r_ruleset(lua_State *L) {
     const char *name = luaL_checkstring(L, 1);
-    const RuleSet *shared = sym_ruleset(name);
-    if (!shared) {
-        luaL_Buffer known;
-        luaL_buffinit(L, &known);
-        for (const char *const *k = sym_ruleset_names(); *k; k++) {
-            if (k != sym_ruleset_names()) luaL_addstring(&known, ", ");
-            luaL_addstring(&known, *k);
-        }
-        luaL_pushresult(&known);
-        return luaL_error(L, "unknown rule set '%s' (known: %s)", name, lua_tostring(L, -1));
-    }
+    char err[300];
+    stages_register_rulesets();
+    const RuleSet *shared = ruleset_get(name, err, sizeof err);
+    if (!shared) return luaL_error(L, "%s", err);
     RuleSetBox *b = new_ruleset_box(L, name);
     RuleSet *copy = ruleset_concat(name, shared, b->rs);
     if (!copy) return luaL_error(L, "rules: out of memory");
     ruleset_free(b->rs);
     b->rs = copy;
+    return 1;
+}
+
+/* uop.rulesets() -> every registered rule set's name, in registration order */
+static int r_rulesets(lua_State *L) {
+    stages_register_rulesets();
+    int n = ruleset_def_count();
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, ruleset_def(i)->name);
+        lua_rawseti(L, -2, i + 1);
+    }
     return 1;
 }
 
@@ -476,11 +483,6 @@ void luop_open_rules(lua_State *L) {
     lua_setfield(L, -2, "rewrite");
     lua_pushcfunction(L, r_ruleset);
     lua_setfield(L, -2, "ruleset");
-    lua_createtable(L, 0, 0);
-    int i = 1;
-    for (const char *const *k = sym_ruleset_names(); *k; k++, i++) {
-        lua_pushstring(L, *k);
-        lua_rawseti(L, -2, i);
-    }
+    lua_pushcfunction(L, r_rulesets);
     lua_setfield(L, -2, "rulesets");
 }

@@ -55,6 +55,22 @@ const char *op_group_name(OpGroup g) {
     return (unsigned)g < OPG_COUNT ? names[g] : "?";
 }
 
+/* tinygrad's GroupOp names for the flag sets of ops.def */
+static const struct { const char *name; uint32_t flags; } op_classes[] = {
+    {"Unary", OPF_UNARY}, {"Binary", OPF_BINARY}, {"Ternary", OPF_TERNARY}, {"ALU", OPF_ALU},
+    {"Commutative", OPF_COMMUTATIVE}, {"Associative", OPF_ASSOCIATIVE}, {"Idempotent", OPF_IDEMPOTENT},
+    {"Comparison", OPF_COMPARISON}, {"Movement", OPF_MOVEMENT}, {"Buffer", OPF_BUFFER},
+    {"Defines", OPF_DEFINE}, {"Irreducible", OPF_IRREDUCIBLE}, {"UnsafePad", OPF_UNSAFE_PAD},
+    {"Elementwise", OPF_ELEMENTWISE},
+};
+
+bool op_class_from_name(const char *s, uint32_t *flags) {
+    if (strncmp(s, "GroupOp.", 8) == 0) s += 8;
+    for (size_t i = 0; i < sizeof op_classes / sizeof *op_classes; i++)
+        if (!strcmp(s, op_classes[i].name)) { *flags = op_classes[i].flags; return true; }
+    return false;
+}
+
 bool opset_empty(const OpSet *s) {
     for (unsigned i = 0; i < sizeof s->w / sizeof s->w[0]; i++)
         if (s->w[i]) return false;

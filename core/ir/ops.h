@@ -38,6 +38,9 @@ const char *op_group_name(OpGroup g);
 uint32_t op_flags(Op op);
 static inline bool op_is(Op op, uint32_t flag) { return (op_flags(op) & flag) != 0; }
 static inline bool op_is_alu(Op op) { return op_is(op, OPF_ALU); }
+/* tinygrad's GroupOp classes by name ("Binary", "ALU", also "GroupOp.ALU"):
+ * the OPF_ flags of the class; false for an unknown name */
+bool op_class_from_name(const char *s, uint32_t *flags);
 
 /* A set of ops, e.g. for patterns. */
 typedef struct OpSet { uint64_t w[(OP_COUNT + 63) / 64]; } OpSet;

@@ -169,7 +169,15 @@ static int capture_slot(Parser *ps, const char *name, size_t n, const char *at) 
     return (*ps->ncap)++;
 }
 
-/* One op name or {A B C} into the node's op filter. */
+static void add_op(PNode *n, Op op) {
+    if (opset_has(&n->ops, op)) return;
+    opset_add(&n->ops, op);
+    n->nops++;
+    n->first_op = op;
+}
+
+/* One op name or {A B C} into the node's op filter; a name may be one of
+ * tinygrad's GroupOp classes (ops.def's flags): {Binary}, {ALU CAST}. */
 static bool parse_ops(Parser *ps, PNode *n) {
     const char *start = ps->p;
     bool set = *ps->p == '{';
@@ -187,14 +195,15 @@ static bool parse_ops(Parser *ps, PNode *n) {
         memcpy(name, ps->p, len);
         name[len] = 0;
         Op op;
-        if (!op_from_name(name, &op)) {
-            fail_at(ps, ps->p, "unknown op '%s'", name);
+        uint32_t cls;
+        if (op_from_name(name, &op)) {
+            add_op(n, op);
+        } else if (op_class_from_name(name, &cls)) {
+            for (int o = 0; o < OP_COUNT; o++)
+                if (op_is((Op)o, cls)) add_op(n, (Op)o);
+        } else {
+            fail_at(ps, ps->p, "unknown op or op class '%s'", name);
             return false;
-        }
-        if (!opset_has(&n->ops, op)) {
-            opset_add(&n->ops, op);
-            n->nops++;
-            n->first_op = op;
         }
         ps->p += len;
         if (!set) break;

@@ -7,6 +7,11 @@
  *                              sources match in either order
  *   {ADD MUL}                  an op set (bare, no sources constraint)
  *   ({ADD MUL} a b)            an op set with sources
+ *   {Binary}  ({ALU CAST} x)   tinygrad's GroupOp classes, from ops.def:
+ *                              Unary Binary Ternary ALU Commutative
+ *                              Associative Idempotent Comparison Movement
+ *                              Buffer Defines Irreducible UnsafePad
+ *                              Elementwise
  *   (ADD:int32 a b)            a dtype filter; a set: (ADD:{int32 int64} a b);
  *                              classes: ints sints uints floats bool index
  *   (_:float32 ...)            any op, a dtype filter

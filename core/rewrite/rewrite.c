@@ -536,7 +536,7 @@ const UOp *graph_rewrite(UCtx *c, const UOp *root, const RuleSet *rs, const Rewr
     Engine e;
     engine_init(&e, c, rs, opts);
     uint64_t t0 = now_ns();
-    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, root)) {
+    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, ruleset_name(rs), root)) {
         uctx_set_error(c, "out of memory recording the trace");
         engine_free(&e);
         return NULL;
@@ -561,7 +561,7 @@ bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, c
     Engine e;
     engine_init(&e, c, rs, opts);
     uint64_t t0 = now_ns();
-    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, n ? lst[n - 1] : NULL)) {
+    if (e.trace && !trace_begin_pass(e.trace, e.pass_name, ruleset_name(rs), n ? lst[n - 1] : NULL)) {
         uctx_set_error(c, "out of memory recording the trace");
         engine_free(&e);
         return false;

@@ -47,12 +47,12 @@ static const char *intern(Trace *t, const char *s) {
     return d;
 }
 
-bool trace_begin_pass(Trace *t, const char *name, const UOp *root_before) {
+bool trace_begin_pass(Trace *t, const char *name, const char *rules, const UOp *root_before) {
     if (!grow((void **)&t->passes, &t->cap_passes, t->npasses + 1, sizeof *t->passes)) return false;
-    const char *nm = intern(t, name);
-    if (!nm) return false;
+    const char *nm = intern(t, name), *rs = intern(t, rules ? rules : "");
+    if (!nm || !rs) return false;
     t->passes[t->npasses++] = (TracePass){
-        .name = nm, .root_before = root_before, .root_after = NULL, .first_rewrite = t->nrewrites};
+        .name = nm, .rules = rs, .root_before = root_before, .root_after = NULL, .first_rewrite = t->nrewrites};
     return true;
 }
 

@@ -18,6 +18,7 @@ typedef struct TraceRewrite {
 
 typedef struct TracePass {
     const char *name;     /* owned by the trace */
+    const char *rules;    /* the rule set the pass ran ("" when none; owned by the trace) */
     const UOp *root_before, *root_after;
     size_t first_rewrite; /* index into Trace.rewrites */
     size_t nrewrites;
@@ -39,7 +40,7 @@ void trace_init(Trace *t);
 void trace_free(Trace *t);
 void trace_clear(Trace *t);
 /* used by graph_rewrite; return false when out of memory */
-bool trace_begin_pass(Trace *t, const char *name, const UOp *root_before);
+bool trace_begin_pass(Trace *t, const char *name, const char *rules, const UOp *root_before);
 void trace_end_pass(Trace *t, const UOp *root_after, uint64_t ns);
 bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, const UOp *before,
                        const UOp *after, uint64_t ns);

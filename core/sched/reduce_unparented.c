@@ -103,6 +103,4 @@ static const RuleSpec specs[] = {
     RULE_FN("reduce_unparented", "(REDUCE)", reduce_unparented),
 };
 
-RuleSet *reduce_unparented_rules(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_reduce_unparented", specs, sizeof specs / sizeof *specs, err, errlen);
-}
+const RuleTable pm_reduce_unparented_rules = RULE_TABLE(specs);

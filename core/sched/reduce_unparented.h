@@ -6,7 +6,7 @@
 #define UOPDB_REDUCE_UNPARENTED_H
 #include <stddef.h>
 #include "../ir/uop.h"
-#include "../rewrite/pattern.h"
+#include "../rewrite/registry.h"
 
 /* red without the ranges its value does not use, the reduction over each
  * done in closed form: ADD multiplies by the range's size, MUL raises to it
@@ -20,6 +20,6 @@ const UOp *reduce_drop_unparented(UCtx *c, const UOp *red);
  * for any other op. */
 const UOp *reduce_identity(UCtx *c, Op op, const DType *dt);
 
-/* pm_reduce_unparented as a rule set (the caller frees it); NULL + err */
-RuleSet *reduce_unparented_rules(char *err, size_t errlen);
+/* the rules of pm_reduce_unparented (registered by the stages) */
+extern const RuleTable pm_reduce_unparented_rules;
 #endif

@@ -151,7 +151,7 @@ Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen) {
         s->nsteps = i + 1;
         st.trace = &step->trace;
         uint64_t t0 = now_ns();
-        trace_begin_pass(&step->trace, step->name, before);
+        trace_begin_pass(&step->trace, step->name, NULL, before);
         switch (i) {
         case 0: ok = sched_realize(&st); break;
         case 1: ok = sched_rangeify(&st); break;

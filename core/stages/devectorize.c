@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "stages.h"
-#include "stages_late.h"
-#include "vector_rules.h"
+#include "stage_rules.h"
+#include "../sym/vector_rules.h"
 #include "../rewrite/rewrite.h"
 #include "../sym/sym_helpers.h"
 #include "../sym/symbolic.h"
@@ -371,7 +371,7 @@ static const UOp *split_load_store(const Match *m, void *ud) {
 
 static const RuleSpec devectorize_specs[] = {
     RULE_FN("cast_after_after", "(AFTER (CAST _) ...)", cast_after_after),
-    RULE_FN("no_vectorized_alu", "{" VEC_ALU_OPS " CAST BITCAST}", no_vectorized_alu),
+    RULE_FN("no_vectorized_alu", "{ALU CAST BITCAST}", no_vectorized_alu),
     RULE_FN("no_vectorized_buf", "{DEFINE_LOCAL DEFINE_REG}", no_vectorized_buf),
     RULE_FN("no_vectorized_index", "(INDEX cast@(CAST buf) idx)", no_vectorized_index),
     RULE_FN("no_vectorized_index_broadcast", "(INDEX (VECTORIZE (CAST _) ...) _)", no_vectorized_index_broadcast),
@@ -388,48 +388,6 @@ static const RuleSpec load_store_folding_specs[] = {
 static const RuleSpec correct_load_store_specs[] = {
     RULE_FN("split_load_store", "({LOAD STORE} (CAST idx@(INDEX)) ...)", split_load_store),
 };
-#define COUNT(a) ((int)(sizeof a / sizeof *a))
-
-static RuleSet *devectorize_set;
-static bool devectorize_failed;
-
-static RuleSet *from_specs(const char *name, const RuleSpec *specs, int n) {
-    char err[256];
-    RuleSet *rs = ruleset_from_specs(name, specs, n, err, sizeof err);
-    if (!rs) fprintf(stderr, "uopdb: %s rules do not compile: %s\n", name, err);
-    return rs;
-}
-
-/* a + b, freeing a and b */
-static RuleSet *join(const char *name, RuleSet *a, RuleSet *b) {
-    RuleSet *r = a && b ? ruleset_concat(name, a, b) : NULL;
-    ruleset_free(a), ruleset_free(b);
-    return r;
-}
-
-static const RuleSet *devectorize_ruleset(void) {
-    if (devectorize_set || devectorize_failed) return devectorize_set;
-    const char *nm = "sym+devectorize+load_store_folding+correct_load_store+load_store_indexing";
-    const RuleSet *sym = sym_ruleset("sym"), *gep = stage_rules_gep_pushing(), *lsi = stage_rules_load_store_indexing();
-    RuleSet *all = sym && gep ? ruleset_concat(nm, sym, gep) : NULL; /* tinygrad's sym ends with gep_pushing */
-    all = join(nm, all, from_specs("devectorize", devectorize_specs, COUNT(devectorize_specs)));
-    all = join(nm, all, from_specs("load_store_folding", load_store_folding_specs, COUNT(load_store_folding_specs)));
-    all = join(nm, all, from_specs("correct_load_store", correct_load_store_specs, COUNT(correct_load_store_specs)));
-    RuleSet *r = all && lsi ? ruleset_concat(nm, all, lsi) : NULL;
-    ruleset_free(all);
-    devectorize_set = r;
-    devectorize_failed = !r;
-    return r;
-}
-
-void devectorize_rules_free(void) {
-    ruleset_free(devectorize_set);
-    devectorize_set = NULL;
-    devectorize_failed = false;
-}
-
-const UOp *stage_devectorize(StageCtx *sc, const UOp *root) {
-    const RuleSet *rs = devectorize_ruleset();
-    if (!rs) return stage_fail(sc, "devectorize: the rule set does not build");
-    return stage_rewrite(sc, root, rs, false, "devectorize", NULL);
-}
+const RuleTable devectorize_rules = RULE_TABLE(devectorize_specs);
+const RuleTable load_store_folding_rules = RULE_TABLE(load_store_folding_specs);
+const RuleTable correct_load_store_rules = RULE_TABLE(correct_load_store_specs);

@@ -3,27 +3,14 @@
  * lists of REDUCE/STORE/END (pm_flatten_range, pm_split_ranges,
  * pm_simplify_ranges), WHERE guards moved into loads
  * (pm_move_where_on_load) and the kernel clean-ups of rangeify_codegen.
- *
- * Each early_build_* returns a new rule set (the caller frees it), or NULL
- * with a message in err.  stages_rangeify.c builds them once and frees them
- * in stages_rangeify_free(). */
+ * Their rule tables are in stage_rules.h; this header holds the helpers the
+ * rule functions share. */
 #ifndef UOPDB_EARLY_H
 #define UOPDB_EARLY_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "../ir/uop.h"
 #include "../rewrite/pattern.h"
-
-RuleSet *early_build_mops(char *err, size_t errlen);             /* pm_mops */
-RuleSet *early_build_syntactic_sugar(char *err, size_t errlen);  /* pm_syntactic_sugar */
-RuleSet *early_build_flatten_range(char *err, size_t errlen);    /* pm_flatten_range */
-RuleSet *early_build_split_ranges(char *err, size_t errlen);     /* pm_split_ranges (user: SplitRangesCtx) */
-RuleSet *early_build_simplify_ranges(char *err, size_t errlen);  /* pm_simplify_ranges */
-RuleSet *early_build_split_store(char *err, size_t errlen);      /* pm_split_store (CPU) */
-RuleSet *early_build_move_where_on_load(char *err, size_t errlen); /* pm_move_where_on_load */
-RuleSet *early_build_rangeify_codegen(char *err, size_t errlen); /* rangeify_codegen */
-/* frees what the rule functions above keep between calls */
-void early_range_opts_free(void);
 
 /* The context pm_split_ranges needs: the ranges seen as r % c, with c. */
 #define SPLIT_RANGES_MAX 64

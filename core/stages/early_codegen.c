@@ -3,6 +3,7 @@
  * a broadcast of an AFTER (or a GEP of one) gets the dtype of its element,
  * and a value INDEX into a broadcast local buffer becomes a LOAD of the
  * vector it reads. */
+#include "stage_rules.h"
 #include "early.h"
 
 static const UOp *unwrap(const Match *m, void *ud) {
@@ -80,7 +81,19 @@ static const RuleSpec CODEGEN_RULES[] = {
     RULE_FN("local_gep_load", "(INDEX (GEP (AFTER (DEFINE_LOCAL) ...)) ...)", load_from_local),
 };
 
-RuleSet *early_build_rangeify_codegen(char *err, size_t errlen) {
-    return ruleset_from_specs("rangeify_codegen", CODEGEN_RULES, (int)(sizeof CODEGEN_RULES / sizeof *CODEGEN_RULES),
-                              err, errlen);
+const RuleTable rangeify_codegen_rules = RULE_TABLE(CODEGEN_RULES);
+
+/* v0.12.0's pm_add_buffers_local lowers a local BUFFERIZE (made by GROUP
+ * opts) to a DEFINE_LOCAL and its stores; no opt offered here makes one, so
+ * one reaching this stage is an error naming the node */
+static const UOp *local_bufferize(const Match *m, void *ud) {
+    (void)ud;
+    rewrite_fail(m, "BUFFERIZE %%%u: local buffers (made by GROUP opts) are not lowered", m->root->id);
+    return NULL;
 }
+
+static const RuleSpec ADD_BUFFERS_LOCAL_RULES[] = {
+    RULE_FN("local_bufferize_unsupported", "(BUFFERIZE ...)", local_bufferize),
+};
+
+const RuleTable pm_add_buffers_local_rules = RULE_TABLE(ADD_BUFFERS_LOCAL_RULES);

@@ -9,12 +9,12 @@
  * under AFTER moves out of it; one under END is dropped (END only orders). */
 #include <stdio.h>
 #include <string.h>
+#include "stage_rules.h"
 #include "early.h"
 #include "../sched/shape.h"
 #include "../sym/sym_helpers.h"
 #include "../sym/symbolic.h"
 
-#define MOPS "{RESHAPE PERMUTE EXPAND PAD SHRINK FLIP}"
 
 static bool int_tuple(const Arg *a, int64_t *out, int max, int *n) {
     if (!a || a->kind != ARG_TUPLE || (int)a->n > max) return false;
@@ -228,20 +228,14 @@ static const UOp *concat_index(const Match *m, void *ud) {
 }
 
 static const RuleSpec MOPS_RULES[] = {
-    RULE_FN("mop_on_index", "(INDEX r@" MOPS " ...)", index_on_mop),
-    RULE_FN("mop_out_of_after", "(AFTER r@" MOPS " ...)", mop_out_of_after),
-    RULE_FN("mop_out_of_end", "(END r@" MOPS " ...)", mop_out_of_end),
+    RULE_FN("mop_on_index", "(INDEX r@{Movement} ...)", index_on_mop),
+    RULE_FN("mop_out_of_after", "(AFTER r@{Movement} ...)", mop_out_of_after),
+    RULE_FN("mop_out_of_end", "(END r@{Movement} ...)", mop_out_of_end),
 };
 
 static const RuleSpec SUGAR_RULES[] = {
     RULE_FN("index_concat", "(INDEX inner@(INDEX ...) ...)", concat_index),
 };
 
-RuleSet *early_build_mops(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_mops", MOPS_RULES, (int)(sizeof MOPS_RULES / sizeof *MOPS_RULES), err, errlen);
-}
-
-RuleSet *early_build_syntactic_sugar(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_syntactic_sugar", SUGAR_RULES, (int)(sizeof SUGAR_RULES / sizeof *SUGAR_RULES), err,
-                              errlen);
-}
+const RuleTable pm_mops_rules = RULE_TABLE(MOPS_RULES);
+const RuleTable pm_syntactic_sugar_rules = RULE_TABLE(SUGAR_RULES);

@@ -16,6 +16,7 @@
  *                       sub-id: a RANGE is one loop in the program, and
  *                       segments sharing one could not be ordered. */
 #include <stdlib.h>
+#include "stage_rules.h"
 #include "early.h"
 #include "ranges.h"
 #include "../rewrite/rewrite.h"
@@ -90,18 +91,9 @@ static const RuleSpec SPLIT_RULES[] = {
     RULE_FN("split_marked_ranges", "(SINK ...)", split_marked),
 };
 
-RuleSet *early_build_split_ranges(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_split_ranges", SPLIT_RULES, 2, err, errlen);
-}
+const RuleTable pm_split_ranges_rules = RULE_TABLE(SPLIT_RULES);
 
 /* ---- pm_simplify_ranges ---- */
-
-static RuleSet *merge_set; /* symbolic + pm_flatten_range, for checking a merge */
-
-void early_range_opts_free(void) {
-    ruleset_free(merge_set);
-    merge_set = NULL;
-}
 
 static size_t count_divmod(const UOp *u) {
     size_t n, k = 0;
@@ -143,7 +135,7 @@ static bool same_reduces(const UOp *u, const UOp *r0, const UOp *r1) {
 }
 
 /* u with r0 and r1 merged, simplified; NULL when that fails */
-static const UOp *try_merge(UCtx *c, const UOp *u, const UOp *r0, const UOp *r1) {
+static const UOp *try_merge(UCtx *c, const RuleSet *merge_set, const UOp *u, const UOp *r0, const UOp *r1) {
     const UOp *s0 = r0->src[0], *s1 = r1->src[0];
     const UOp *src[r0->nsrc];
     src[0] = uop_binary(c, OP_MUL, s0, s1);
@@ -167,16 +159,11 @@ static bool closes(const UOp *u, const UOp *r) {
 static const UOp *merge_adjacent(const Match *m, void *ud) {
     (void)ud;
     UCtx *c = m->ctx;
+    char err[200];
+    const RuleSet *merge_set = ruleset_get("symbolic + pm_flatten_range", err, sizeof err);
     if (!merge_set) {
-        char err[200];
-        RuleSet *fl = early_build_flatten_range(err, sizeof err);
-        const RuleSet *sy = sym_ruleset("symbolic");
-        merge_set = fl && sy ? ruleset_concat("symbolic+pm_flatten_range", sy, fl) : NULL;
-        ruleset_free(fl);
-        if (!merge_set) {
-            rewrite_fail(m, "could not build symbolic+pm_flatten_range");
-            return NULL;
-        }
+        rewrite_fail(m, "%s", err);
+        return NULL;
     }
     const UOp *u = m->root;
     int off = early_range_start(uop_op(u));
@@ -194,7 +181,7 @@ static const UOp *merge_adjacent(const Match *m, void *ud) {
              * would only grow the other range (and the loop count) */
             if (!closes(u, r0) || !closes(u, r1)) continue;
             if (!same_reduces(u, r0, r1)) continue;
-            const UOp *nu = try_merge(c, u, r0, r1);
+            const UOp *nu = try_merge(c, merge_set, u, r0, r1);
             if (!nu) {
                 rewrite_fail(m, "merging ranges %%%u and %%%u: %s", r0->id, r1->id, uctx_error(c));
                 return NULL;
@@ -208,9 +195,7 @@ static const RuleSpec SIMPLIFY_RULES[] = {
     RULE_FN("merge_adjacent_ranges", "({END REDUCE} ...)", merge_adjacent),
 };
 
-RuleSet *early_build_simplify_ranges(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_simplify_ranges", SIMPLIFY_RULES, 1, err, errlen);
-}
+const RuleTable pm_simplify_ranges_rules = RULE_TABLE(SIMPLIFY_RULES);
 
 /* ---- pm_split_store (CPU) ---- */
 
@@ -310,6 +295,6 @@ static const RuleSpec SPLIT_STORE_RULES[] = {
     RULE_FN("cut_store_range", "(END store@(STORE ...) r@(RANGE ...))", cut_store_range),
 };
 
-RuleSet *early_build_split_store(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_split_store", SPLIT_STORE_RULES, 1, err, errlen);
-}
+const RuleTable pm_split_store_rules = RULE_TABLE(SPLIT_STORE_RULES);
+
+const StageContext split_ranges_context = {.name = "SplitRangesCtx", .size = sizeof(SplitRangesCtx)};

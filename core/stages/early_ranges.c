@@ -5,6 +5,7 @@
  * made of, in toposort order). */
 #include <stdlib.h>
 #include <string.h>
+#include "stage_rules.h"
 #include "early.h"
 #include "../util/u64map.h"
 
@@ -210,6 +211,4 @@ static const RuleSpec FLATTEN_RULES[] = {
     RULE_FN("flatten_range", "({REDUCE STORE END} ...)", flatten_range),
 };
 
-RuleSet *early_build_flatten_range(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_flatten_range", FLATTEN_RULES, 1, err, errlen);
-}
+const RuleTable pm_flatten_range_rules = RULE_TABLE(FLATTEN_RULES);

@@ -8,6 +8,7 @@
  * read (no data-dependent gate).  The clauses that cannot move stay on the
  * WHERE; when all move, the WHERE folds away in the symbolic rules. */
 #include <stdlib.h>
+#include "stage_rules.h"
 #include "early.h"
 #include "../sym/sym_helpers.h"
 
@@ -96,6 +97,4 @@ static const RuleSpec WHERE_LOAD_RULES[] = {
     RULE_FN("where_not_on_load", "(WHERE c1 0 (INDEX buf x))", where_zero_else_load),
 };
 
-RuleSet *early_build_move_where_on_load(char *err, size_t errlen) {
-    return ruleset_from_specs("pm_move_where_on_load", WHERE_LOAD_RULES, 2, err, errlen);
-}
+const RuleTable pm_move_where_on_load_rules = RULE_TABLE(WHERE_LOAD_RULES);

@@ -10,8 +10,9 @@
  * plain vector store).  An UNROLL left with no axes is its source. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "stage_rules.h"
 #include "stages.h"
-#include "vector_rules.h"
+#include "../sym/vector_rules.h"
 #include "../rewrite/rewrite.h"
 #include "../sym/symbolic.h"
 
@@ -424,7 +425,7 @@ static const UOp *empty_unroll(const Match *m, void *ud) {
     return a && a->kind == ARG_TUPLE && a->n == 0 ? ROOT->src[0] : NULL;
 }
 
-#define EXPANDED_OPS "{" VEC_ALU_OPS " CAST BITCAST GEP WMMA LOAD STORE INDEX BUFFERIZE VECTORIZE REDUCE END AFTER}"
+#define EXPANDED_OPS "{ALU CAST BITCAST GEP WMMA LOAD STORE INDEX BUFFERIZE VECTORIZE REDUCE END AFTER}"
 
 static const RuleSpec pre_expander_specs[] = {
     RULE_FN("range_to_unroll", "(RANGE)", range_to_unroll),
@@ -445,51 +446,6 @@ static const RuleSpec expander_specs[] = {
     RULE_FN("empty_unroll", "(UNROLL _)", empty_unroll),
 };
 
-static RuleSet *expander_set;
-static bool expander_failed;
-
-/* a + b, freeing a (the sets are concatenated left to right) */
-static RuleSet *append(RuleSet *a, const RuleSet *b, const char *name) {
-    if (!a || !b) { ruleset_free(a); return NULL; }
-    RuleSet *r = ruleset_concat(name, a, b);
-    ruleset_free(a);
-    return r;
-}
-
-static RuleSet *from_specs(const char *name, const RuleSpec *specs, int n) {
-    char err[256];
-    RuleSet *rs = ruleset_from_specs(name, specs, n, err, sizeof err);
-    if (!rs) fprintf(stderr, "uopdb: %s rules do not compile: %s\n", name, err);
-    return rs;
-}
-
-static const RuleSet *expander_ruleset(void) {
-    if (expander_set || expander_failed) return expander_set;
-    const char *nm = "sym+pm_pre_expander+pm_group_for_reduce+expander";
-    RuleSet *pre = from_specs("pm_pre_expander", pre_expander_specs, 3);
-    RuleSet *gfr = from_specs("pm_group_for_reduce", group_for_reduce_specs, 1);
-    RuleSet *exp = from_specs("expander", expander_specs, (int)(sizeof expander_specs / sizeof *expander_specs));
-    const RuleSet *sym = sym_ruleset("sym");
-    const RuleSet *gep = stage_rules_gep_pushing();
-    /* tinygrad's sym ends with gep_pushing */
-    RuleSet *all = sym && gep ? ruleset_concat(nm, sym, gep) : NULL;
-    all = append(all, pre, nm);
-    all = append(all, gfr, nm);
-    all = append(all, exp, nm);
-    ruleset_free(pre), ruleset_free(gfr), ruleset_free(exp);
-    expander_set = all;
-    expander_failed = !all;
-    return all;
-}
-
-void expander_rules_free(void) {
-    ruleset_free(expander_set);
-    expander_set = NULL;
-    expander_failed = false;
-}
-
-const UOp *stage_expander(StageCtx *sc, const UOp *root) {
-    const RuleSet *rs = expander_ruleset();
-    if (!rs) return stage_fail(sc, "expander: the rule set does not build");
-    return stage_rewrite(sc, root, rs, false, "expander", NULL);
-}
+const RuleTable pm_pre_expander_rules = RULE_TABLE(pre_expander_specs);
+const RuleTable pm_group_for_reduce_rules = RULE_TABLE(group_for_reduce_specs);
+const RuleTable expander_rules = RULE_TABLE(expander_specs);

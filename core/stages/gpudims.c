@@ -5,6 +5,7 @@
  * ranges have no hardware index on the CPU and stay loops, as in tinygrad's
  * CPU renderer, which has no local memory or workgroups. */
 #include <stdlib.h>
+#include "stage_rules.h"
 #include "stages.h"
 
 #define CTX (m->ctx)
@@ -46,18 +47,4 @@ static const RuleSpec specs[] = {
     RULE_FN("end_drops_special", "(END ...)", end_drops_special),
 };
 
-static RuleSet *gpudims_rs;
-
-void gpudims_free(void) {
-    ruleset_free(gpudims_rs);
-    gpudims_rs = NULL;
-}
-
-const UOp *stage_add_gpudims(StageCtx *sc, const UOp *root) {
-    if (!gpudims_rs) {
-        char err[256];
-        gpudims_rs = ruleset_from_specs("pm_add_gpudims", specs, (int)(sizeof specs / sizeof specs[0]), err, sizeof err);
-        if (!gpudims_rs) return stage_fail(sc, "%s", err);
-    }
-    return stage_rewrite(sc, root, gpudims_rs, false, "add gpudims", NULL);
-}
+const RuleTable pm_add_gpudims_rules = RULE_TABLE(specs);

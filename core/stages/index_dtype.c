@@ -11,7 +11,7 @@
  * INDEX), and SINK/NOOP/END take the node inside the wrapper. */
 #include "stages.h"
 #include <stdlib.h>
-#include "stages_late.h"
+#include "stage_rules.h"
 #include "uop_build.h"
 #include "../sym/bounds.h"
 
@@ -135,9 +135,8 @@ static const UOp *drop_true_gate(const Match *m, void *ud) {
     return ub_index(CTX, buf->dtype, buf, GET("x"), NULL);
 }
 
-#define BINARY_OPS "{ADD MUL SHL SHR IDIV MAX MOD CMPLT CMPNE CMPEQ XOR OR AND THREEFRY SUB FDIV POW}"
 static const RuleSpec lower_index_specs[] = {
-    RULE_FN("lower_binary", "(" BINARY_OPS " (CAST:index x) (CAST:index y))", lower_binary),
+    RULE_FN("lower_binary", "(Binary (CAST:index x) (CAST:index y))", lower_binary),
     RULE_FN("lower_const", "({CONST VCONST}:index)", lower_const),
     RULE_FN("lower_where", "(WHERE:index cond (CAST:index x) (CAST:index y))", lower_where),
     RULE_FN("lower_range", "(RANGE (CAST:index end))", lower_range),
@@ -155,41 +154,5 @@ static const RuleSpec load_store_indexing_specs[] = {
     RULE_FN("drop_true_gate", "(INDEX buf x true:bool)", drop_true_gate),
 };
 
-static RuleSet *lower_index_rs, *load_store_indexing_rs, *stage_rs;
-
-const RuleSet *stage_rules_load_store_indexing(void) {
-    if (!load_store_indexing_rs) {
-        char err[256];
-        load_store_indexing_rs = ruleset_from_specs("load_store_indexing", load_store_indexing_specs,
-                                                    sizeof load_store_indexing_specs / sizeof *load_store_indexing_specs,
-                                                    err, sizeof err);
-    }
-    return load_store_indexing_rs;
-}
-
-static const RuleSet *rules(StageCtx *sc) {
-    if (stage_rs) return stage_rs;
-    char err[256];
-    if (!lower_index_rs)
-        lower_index_rs = ruleset_from_specs("pm_lower_index_dtype", lower_index_specs,
-                                            sizeof lower_index_specs / sizeof *lower_index_specs, err, sizeof err);
-    if (!lower_index_rs) { stage_fail(sc, "pm_lower_index_dtype: %s", err); return NULL; }
-    const RuleSet *lsi = stage_rules_load_store_indexing();
-    if (!lsi) { stage_fail(sc, "load_store_indexing: cannot build the rule set"); return NULL; }
-    stage_rs = ruleset_concat("pm_lower_index_dtype + load_store_indexing", lower_index_rs, lsi);
-    if (!stage_rs) stage_fail(sc, "pm_lower_index_dtype + load_store_indexing: cannot build the rule set");
-    return stage_rs;
-}
-
-const UOp *stage_lower_index_dtype(StageCtx *sc, const UOp *root) {
-    const RuleSet *rs = rules(sc);
-    if (!rs) return NULL;
-    return stage_rewrite(sc, root, rs, false, "lower all index dtypes", NULL);
-}
-
-void index_dtype_free(void) {
-    ruleset_free(stage_rs);
-    ruleset_free(lower_index_rs);
-    ruleset_free(load_store_indexing_rs);
-    stage_rs = lower_index_rs = load_store_indexing_rs = NULL;
-}
+const RuleTable pm_lower_index_dtype_rules = RULE_TABLE(lower_index_specs);
+const RuleTable load_store_indexing_rules = RULE_TABLE(load_store_indexing_specs);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ranges.h"
-#include "stages_late.h"
+#include "stage_rules.h"
 #include "../rewrite/rewrite.h"
 #include "../sym/bounds.h"
 #include "../sym/sym_helpers.h"
@@ -206,39 +206,14 @@ static const RuleSpec cleanup_specs[] = {
     RULE_FN("gated_store_to_if_cast", "(STORE (CAST (INDEX _ _ _)) _ ...)", gated_store_to_if),
 };
 
-static RuleSet *control_flow_rs, *cleanup_rs;
+const RuleTable pm_add_control_flow_rules = RULE_TABLE(control_flow_specs);
+const RuleTable pm_linearize_cleanups_rules = RULE_TABLE(cleanup_specs);
 
-static bool build_rules(StageCtx *sc) {
-    char err[256];
-    if (!control_flow_rs)
-        control_flow_rs = ruleset_from_specs("pm_add_control_flow", control_flow_specs,
-                                             sizeof control_flow_specs / sizeof *control_flow_specs, err, sizeof err);
-    if (!control_flow_rs) { stage_fail(sc, "pm_add_control_flow: %s", err); return false; }
-    if (!cleanup_rs)
-        cleanup_rs = ruleset_from_specs("pm_linearize_cleanups", cleanup_specs,
-                                        sizeof cleanup_specs / sizeof *cleanup_specs, err, sizeof err);
-    if (!cleanup_rs) { stage_fail(sc, "pm_linearize_cleanups: %s", err); return false; }
-    return true;
-}
-
-void linearize_free(void) {
-    ruleset_free(control_flow_rs);
-    ruleset_free(cleanup_rs);
-    control_flow_rs = cleanup_rs = NULL;
-}
-
-const UOp *stage_add_control_flow(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    CFG g = {0};
-    char why[256] = "";
-    if (!cfg_build(&g, root, why, sizeof why)) {
-        cfg_free(&g);
-        return stage_fail(sc, "add control flow: %s", why);
-    }
-    const UOp *r = g.n ? stage_rewrite(sc, root, control_flow_rs, true, "add control flow", &g) : root;
-    cfg_free(&g);
-    return r;
-}
+/* tinygrad's CFGContext(sink): which loop each RANGE must wait for */
+static bool cfg_init(void *ctx, const UOp *root, char *why, size_t whylen) { return cfg_build(ctx, root, why, whylen); }
+static void cfg_release(void *ctx) { cfg_free(ctx); }
+const StageContext control_flow_context = {.name = "CFGContext", .size = sizeof(CFG), .init = cfg_init,
+                                           .release = cfg_release};
 
 /* ================= stage 21: linearize ================= */
 
@@ -373,22 +348,5 @@ const UOp *stage_linearize(StageCtx *sc, const UOp *root) {
     range_map_free(&rm);
     if (nl != n) return stage_fail(sc, "linearize: only %zu of %zu nodes could be placed", nl, n);
     if (!lin) return stage_fail(sc, "linearize: %s", uctx_error(sc->c));
-    return lin;
-}
-
-const UOp *stage_cleanup_ifendif(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    if (uop_op(root) != OP_LINEAR)
-        return stage_fail(sc, "cleanup IF/ENDIF: expected the LINEAR program of stage 21, got %s %%%u",
-                          op_name(uop_op(root)), root->id);
-    RewriteOpts o = {.name = "pm_linearize_cleanups", .trace = sc->trace, .timing = sc->timing};
-    const UOp **out = NULL;
-    size_t nout = 0;
-    uctx_clear_error(sc->c);
-    if (!line_rewrite(sc->c, root->src, root->nsrc, cleanup_rs, &o, &out, &nout))
-        return stage_fail(sc, "pm_linearize_cleanups: %s", uctx_error(sc->c));
-    const UOp *lin = nout <= 65535 ? uop_new(sc->c, OP_LINEAR, DT_VOID, out, (int)nout, NULL) : NULL;
-    free((void *)out);
-    if (!lin) return stage_fail(sc, "cleanup IF/ENDIF: %s", nout > 65535 ? "too many instructions" : uctx_error(sc->c));
     return lin;
 }

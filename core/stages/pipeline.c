@@ -85,7 +85,6 @@ static const UOp *point_root(const KernelPipeline *kp, int n) { return n == 0 ? 
 
 /* Runs stage n, whose input (point n-1) must exist. */
 static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
-    const Stage *st = stage_get(n);
     StageResult *r = &kp->res[n];
     const UOp *in = point_root(kp, n - 1);
     char msg[1024] = "";
@@ -93,10 +92,10 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .trace = &r->trace, .err = msg,
                    .errlen = sizeof msg};
     double t0 = now_ms();
-    const UOp *out = st->run(&sc, in);
+    const UOp *out = stage_run(&sc, n, in);
     double t1 = now_ms();
     if (!out) {
-        snprintf(err, errlen, "stage %d (%s): %s", n, st->name, msg[0] ? msg : "failed without a message");
+        snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
         return false;
     }
     r->done = true;

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include "ranges.h"
 #include "../sched/reduce_unparented.h"
-#include "stages_late.h"
+#include "stage_rules.h"
 #include "uop_build.h"
-#include "vector_rules.h"
+#include "../sym/vector_rules.h"
 
 typedef struct ReduceCtx {
     int acc_num;
@@ -152,29 +152,5 @@ static const RuleSpec pm_reduce_specs[] = {
     RULE_FN("reduce_to_acc", "(REDUCE)", reduce_to_acc),
 };
 
-static RuleSet *pm_reduce, *remove_reduce_rules;
-
-static const RuleSet *rules(StageCtx *sc) {
-    if (remove_reduce_rules) return remove_reduce_rules;
-    char err[256];
-    pm_reduce = ruleset_from_specs("pm_reduce", pm_reduce_specs, sizeof pm_reduce_specs / sizeof *pm_reduce_specs, err,
-                                   sizeof err);
-    if (!pm_reduce) { stage_fail(sc, "pm_reduce: %s", err); return NULL; }
-    const RuleSet *gp = stage_rules_gep_pushing();
-    remove_reduce_rules = gp ? ruleset_concat("pm_reduce + gep_pushing", pm_reduce, gp) : NULL;
-    if (!remove_reduce_rules) stage_fail(sc, "pm_reduce + gep_pushing: cannot build the rule set");
-    return remove_reduce_rules;
-}
-
-const UOp *stage_remove_reduce(StageCtx *sc, const UOp *root) {
-    const RuleSet *rs = rules(sc);
-    if (!rs) return NULL;
-    ReduceCtx ctx = {0};
-    return stage_rewrite(sc, root, rs, false, "remove_reduce", &ctx);
-}
-
-void remove_reduce_free(void) {
-    ruleset_free(remove_reduce_rules);
-    ruleset_free(pm_reduce);
-    remove_reduce_rules = pm_reduce = NULL;
-}
+const RuleTable pm_reduce_rules = RULE_TABLE(pm_reduce_specs);
+const StageContext remove_reduce_context = {.name = "ReduceContext", .size = sizeof(ReduceCtx)};

@@ -1,81 +1,94 @@
-/* stage_table.c - the table of the 22 codegen stages (number, name, phase,
- * tinygrad v0.12.0 rule sets, direction, purpose, status) and the helpers
- * every stage uses to run a rewrite or report a failure. */
+/* stage_table.c - the 22 codegen stages as rows (number, name, phase, what
+ * runs: rule sets by registry name and direction, a line rewrite, or a hook;
+ * the rewrite context; purpose and status) and the one runner that executes
+ * a row. */
 #include "stages.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include "../rewrite/registry.h"
 #include "../rewrite/rewrite.h"
-#include "../sym/symbolic.h"
-#include "stages_late.h"
-#include "stages_rangeify.h"
-#include "vector_rules.h"
+#include "stage_rules.h"
 
+#define RW(rules, pass) STAGE_REWRITE, rules, false, pass
+#define RW_UP(rules, pass) STAGE_REWRITE, rules, true, pass
+#define HOOK(fn) STAGE_HOOK, NULL, false, #fn, .hook = stage_##fn, .hook_name = #fn
+#define PASS STAGE_PASS, NULL, false, NULL
+
+/* The pipeline.  Rules are registry names joined as tinygrad writes them;
+ * where a row differs from v0.12.0's codegen/__init__.py, the comment says
+ * why. */
 static const Stage STAGES[STAGE_COUNT] = {
-    {1, "early movement ops", "rangeify", "pm_mops + pm_syntactic_sugar", true,
-     "push movement ops left on INDEX into the index expressions; concatenate nested INDEX",
-     STAGE_WRITTEN, NULL, stage_early_movement_ops},
-    {2, "load collapse", "rangeify", "pm_load_collapse", false,
-     "replace a REDUCE whose value does not need the loop by arithmetic", STAGE_NOT_WRITTEN,
-     "an optimisation: the REDUCE stays a loop, which is correct", stage_load_collapse},
-    {3, "split ranges", "rangeify", "pm_split_ranges + pm_flatten_range", false,
-     "split a RANGE used as r%c into outer*c + inner", STAGE_WRITTEN, NULL, stage_split_ranges},
-    {4, "initial symbolic", "rangeify", "sym + pm_flatten_range", false,
-     "simplify index arithmetic: constant folding, identities, div/mod folding", STAGE_WRITTEN, NULL,
-     stage_initial_symbolic},
-    {5, "simplify ranges", "rangeify", "pm_simplify_ranges", false,
-     "merge adjacent ranges when that does not add div/mod", STAGE_WRITTEN, NULL, stage_simplify_ranges},
-    {6, "split store", "rangeify", "pm_split_store", false,
-     "split a store loop at constant comparison points inside the range (CPU only)", STAGE_WRITTEN, NULL,
-     stage_split_store},
-    {7, "apply opts", "rangeify", "apply_opts", false,
-     "apply the opts asked for by hand (UPCAST, UNROLL); no automatic heuristics", STAGE_WRITTEN, NULL,
-     stage_apply_opts},
-    {8, "post-opt symbolic", "expander", "sym + pm_move_where_on_load + pm_reduce_unparented", false,
-     "simplify again after opts; move WHERE guards into the INDEX they guard; drop reduce ranges the value does not use",
-     STAGE_WRITTEN, NULL,
-     stage_postopt_symbolic},
-    {9, "expander", "expander", "sym + pm_pre_expander + pm_group_for_reduce + expander", false,
-     "turn UPCAST/UNROLL ranges into UNROLL, expand ops over them, CONTRACT into vectors", STAGE_WRITTEN,
-     NULL, stage_expander},
-    {10, "add local buffers", "expander", "pm_add_buffers_local + rangeify_codegen", false,
-     "local BUFFERIZE to stores; drop CONTIGUOUS/NOOP wrappers", STAGE_PARTIAL,
-     "local BUFFERIZE (from GROUP opts, not offered yet) is an error naming the node", stage_add_local_buffers},
-    {11, "remove reduce", "devectorizer", "pm_reduce + gep_pushing", false,
-     "REDUCE becomes an accumulator register: init, accumulate in the loop, read after", STAGE_WRITTEN,
-     NULL, stage_remove_reduce},
-    {12, "add GPU dims", "devectorizer", "pm_add_gpudims", false,
-     "a THREAD range becomes SPECIAL gidx0, the core_id of a kernel split over cores", STAGE_PARTIAL,
-     "CPU: THREAD ranges only; GPU workgroups, local sizes and dimension limits do not apply",
-     stage_add_gpudims},
-    {13, "add loads", "devectorizer", "pm_add_loads", false,
-     "wrap value INDEX in LOAD; INDEX becomes a pointer", STAGE_WRITTEN, NULL, stage_add_loads},
-    {14, "devectorize", "devectorizer", "sym + devectorize + load_store_folding + correct_load_store + load_store_indexing",
-     false, "split vector ALUs and vector INDEX to what the target supports", STAGE_WRITTEN, NULL,
-     stage_devectorize},
-    {15, "lower index dtype", "devectorizer", "pm_lower_index_dtype + load_store_indexing", false,
-     "index becomes int32 where bounds allow, int64 otherwise; Invalid becomes an INDEX gate", STAGE_WRITTEN,
-     NULL, stage_lower_index_dtype},
-    {16, "post-index symbolic", "linearizer", "symbolic", false,
-     "simplify the concrete integer arithmetic", STAGE_WRITTEN, NULL, stage_post_index_symbolic},
-    {17, "pre-matcher", "linearizer", "renderer.pre_matcher", false, "backend patterns before decompositions",
-     STAGE_NOT_APPLICABLE, "the LLVM renderer has no pre-matcher", stage_pre_matcher},
-    {18, "decompositions", "linearizer", "symbolic_simple + get_late_rewrite_patterns", false,
-     "rewrite ops the target lacks into ops it has", STAGE_PARTIAL,
-     "THREEFRY and the transcendental approximations are not written (LLVM has EXP2/LOG2/SIN); no fast_idiv",
-     stage_decompositions},
-    {19, "final rewrite", "linearizer", "pm_decomp + pm_render + extra_matcher + pm_split_ends", false,
-     "vector constants explicit, GEPs resolved, multi-range ENDs split", STAGE_WRITTEN, NULL,
-     stage_final_rewrite},
-    {20, "add control flow", "linearizer", "pm_add_control_flow", true,
-     "order sibling loops: a RANGE waits for the END of the loop before it", STAGE_WRITTEN, NULL,
-     stage_add_control_flow},
-    {21, "linearize", "linearizer", "linearize", false,
-     "priority toposort into an instruction list (a LINEAR node)", STAGE_WRITTEN, NULL, stage_linearize},
-    {22, "cleanup IF/ENDIF", "linearizer", "pm_linearize_cleanups", false,
-     "a gated STORE becomes IF / STORE / ENDIF (line_rewrite)", STAGE_WRITTEN, NULL, stage_cleanup_ifendif},
+    {1, "early movement ops", "rangeify", RW_UP("pm_mops + pm_syntactic_sugar", "early movement ops"),
+     .purpose = "push movement ops left on INDEX into the index expressions; concatenate nested INDEX",
+     .status = STAGE_WRITTEN},
+    {2, "load collapse", "rangeify", PASS,
+     .purpose = "replace a REDUCE whose value does not need the loop by arithmetic (pm_load_collapse)",
+     .status = STAGE_NOT_WRITTEN, .note = "an optimisation: the REDUCE stays a loop, which is correct"},
+    {3, "split ranges", "rangeify", RW("pm_split_ranges + pm_flatten_range", "split ranges"),
+     .ctx = &split_ranges_context, .purpose = "split a RANGE used as r%c into outer*c + inner",
+     .status = STAGE_WRITTEN},
+    {4, "initial symbolic", "rangeify", RW("sym + pm_flatten_range", "initial symbolic"),
+     .purpose = "simplify index arithmetic: constant folding, identities, div/mod folding", .status = STAGE_WRITTEN},
+    {5, "simplify ranges", "rangeify", RW("pm_simplify_ranges", "simplify ranges"),
+     .purpose = "merge adjacent ranges when that does not add div/mod", .status = STAGE_WRITTEN},
+    /* pm_flatten_range too: a store split into segments gets its range
+     * lists flattened in the same pass */
+    {6, "split store", "rangeify", RW("pm_flatten_range + pm_split_store", "cut store ranges"),
+     .purpose = "split a store loop at constant comparison points inside the range (CPU only)",
+     .status = STAGE_WRITTEN},
+    {7, "apply opts", "rangeify", HOOK(apply_opts),
+     .purpose = "apply the opts asked for by hand (UPCAST, UNROLL, THREAD); no automatic heuristics",
+     .status = STAGE_WRITTEN},
+    /* pm_reduce_unparented (v0.12.0 runs it only in the scheduler): stage 6
+     * cuts a loop where padding starts, and a segment of padding reduces a
+     * constant, which must fold before stage 11 makes it an accumulator */
+    {8, "post-opt symbolic", "expander", RW("sym + pm_move_where_on_load + pm_reduce_unparented", "postopt symbolic"),
+     .purpose = "simplify again after opts; move WHERE guards into the INDEX they guard; drop reduce ranges the "
+                "value does not use",
+     .status = STAGE_WRITTEN},
+    {9, "expander", "expander", RW("sym + pm_pre_expander + pm_group_for_reduce + expander", "expander"),
+     .purpose = "turn UPCAST/UNROLL ranges into UNROLL, expand ops over them, CONTRACT into vectors",
+     .status = STAGE_WRITTEN},
+    {10, "add local buffers", "expander", RW("pm_add_buffers_local + rangeify_codegen", "add local buffers"),
+     .purpose = "local BUFFERIZE to stores; drop CONTIGUOUS/NOOP wrappers", .status = STAGE_PARTIAL,
+     .note = "local BUFFERIZE (from GROUP opts, not offered yet) is an error naming the node"},
+    {11, "remove reduce", "devectorizer", RW("pm_reduce + gep_pushing", "remove_reduce"),
+     .ctx = &remove_reduce_context,
+     .purpose = "REDUCE becomes an accumulator register: init, accumulate in the loop, read after",
+     .status = STAGE_WRITTEN},
+    {12, "add GPU dims", "devectorizer", RW("pm_add_gpudims", "add gpudims"),
+     .purpose = "a THREAD range becomes SPECIAL gidx0, the core_id of a kernel split over cores",
+     .status = STAGE_PARTIAL,
+     .note = "CPU: THREAD ranges only; GPU workgroups, local sizes and dimension limits do not apply"},
+    {13, "add loads", "devectorizer", RW("pm_add_loads", "** add loads (code)"),
+     .purpose = "wrap value INDEX in LOAD; INDEX becomes a pointer", .status = STAGE_WRITTEN},
+    {14, "devectorize", "devectorizer",
+     RW("sym + devectorize + load_store_folding + correct_load_store + load_store_indexing", "devectorize"),
+     .purpose = "split vector ALUs and vector INDEX to what the target supports", .status = STAGE_WRITTEN},
+    {15, "lower index dtype", "devectorizer", RW("pm_lower_index_dtype + load_store_indexing", "lower all index dtypes"),
+     .purpose = "index becomes int32 where bounds allow, int64 otherwise; Invalid becomes an INDEX gate",
+     .status = STAGE_WRITTEN},
+    {16, "post-index symbolic", "linearizer", RW("symbolic", "post index symbolic"),
+     .purpose = "simplify the concrete integer arithmetic", .status = STAGE_WRITTEN},
+    {17, "pre-matcher", "linearizer", PASS, .purpose = "backend patterns before decompositions (renderer.pre_matcher)",
+     .status = STAGE_NOT_APPLICABLE, .note = "the LLVM renderer has no pre-matcher"},
+    {18, "decompositions", "linearizer", RW("pm_decomp", "decompositions"),
+     .purpose = "rewrite ops the target lacks into ops it has (symbolic_simple + get_late_rewrite_patterns)",
+     .status = STAGE_PARTIAL,
+     .note = "THREEFRY and the transcendental approximations are not written (LLVM has EXP2/LOG2/SIN); no fast_idiv"},
+    {19, "final rewrite", "linearizer", RW("pm_decomp + pm_render + extra_matcher + pm_split_ends", "final rewrite"),
+     .purpose = "vector constants explicit, GEPs resolved, multi-range ENDs split", .status = STAGE_WRITTEN},
+    {20, "add control flow", "linearizer", RW_UP("pm_add_control_flow", "add control flow"),
+     .ctx = &control_flow_context, .purpose = "order sibling loops: a RANGE waits for the END of the loop before it",
+     .status = STAGE_WRITTEN},
+    {21, "linearize", "linearizer", HOOK(linearize),
+     .purpose = "priority toposort into an instruction list (a LINEAR node)", .status = STAGE_WRITTEN},
+    {22, "cleanup IF/ENDIF", "linearizer", STAGE_LINE_REWRITE, "pm_linearize_cleanups", false, "pm_linearize_cleanups",
+     .purpose = "a gated STORE becomes IF / STORE / ENDIF (line_rewrite)", .status = STAGE_WRITTEN},
 };
 
 const Stage *stage_get(int n) { return n >= 1 && n <= STAGE_COUNT ? &STAGES[n - 1] : NULL; }
@@ -110,35 +123,94 @@ const UOp *stage_fail(StageCtx *sc, const char *fmt, ...) {
     return NULL;
 }
 
-const UOp *stage_rewrite(StageCtx *sc, const UOp *root, const RuleSet *rs, bool bottom_up, const char *pass_name,
-                         void *user) {
-    RewriteOpts o = {.bottom_up = bottom_up, .name = pass_name, .trace = sc->trace, .timing = sc->timing,
+const char *stage_kind_name(StageKind k) {
+    switch (k) {
+    case STAGE_REWRITE: return "rewrite";
+    case STAGE_LINE_REWRITE: return "line rewrite";
+    case STAGE_HOOK: return "hook";
+    case STAGE_PASS: return "pass";
+    }
+    return "?";
+}
+
+const char *stage_runs(const Stage *st, char *buf, size_t len) {
+    switch (st->kind) {
+    case STAGE_REWRITE: snprintf(buf, len, "%s%s", st->rules, st->bottom_up ? " (bottom-up)" : ""); break;
+    case STAGE_LINE_REWRITE: snprintf(buf, len, "line rewrite %s", st->rules); break;
+    case STAGE_HOOK: snprintf(buf, len, "hook %s", st->hook_name); break;
+    case STAGE_PASS: snprintf(buf, len, "nothing"); break;
+    }
+    return buf;
+}
+
+static const UOp *run_graph_rewrite(StageCtx *sc, const Stage *st, const RuleSet *rs, const UOp *root) {
+    void *user = NULL;
+    if (st->ctx) {
+        user = calloc(1, st->ctx->size);
+        if (!user) return stage_fail(sc, "out of memory for %s", st->ctx->name);
+        char why[256] = "";
+        if (st->ctx->init && !st->ctx->init(user, root, why, sizeof why)) {
+            if (st->ctx->release) st->ctx->release(user);
+            free(user);
+            return stage_fail(sc, "%s: %s", st->ctx->name, why);
+        }
+    }
+    RewriteOpts o = {.bottom_up = st->bottom_up, .name = st->pass_name, .trace = sc->trace, .timing = sc->timing,
                      .user = user};
     uctx_clear_error(sc->c);
     const UOp *r = graph_rewrite(sc->c, root, rs, &o);
-    if (!r) return stage_fail(sc, "%s: %s", pass_name, uctx_error(sc->c));
+    if (st->ctx && st->ctx->release) st->ctx->release(user);
+    free(user);
+    if (!r) return stage_fail(sc, "%s", uctx_error(sc->c));
     return r;
+}
+
+static const UOp *run_line_rewrite(StageCtx *sc, const Stage *st, const RuleSet *rs, const UOp *root) {
+    if (uop_op(root) != OP_LINEAR)
+        return stage_fail(sc, "expected the LINEAR program of stage 21, got %s %%%u", op_name(uop_op(root)), root->id);
+    RewriteOpts o = {.name = st->pass_name, .trace = sc->trace, .timing = sc->timing};
+    const UOp **out = NULL;
+    size_t nout = 0;
+    uctx_clear_error(sc->c);
+    if (!line_rewrite(sc->c, root->src, root->nsrc, rs, &o, &out, &nout)) return stage_fail(sc, "%s", uctx_error(sc->c));
+    const UOp *lin = nout <= 65535 ? uop_new(sc->c, OP_LINEAR, DT_VOID, out, (int)nout, NULL) : NULL;
+    free((void *)out);
+    if (!lin) return stage_fail(sc, "%s", nout > 65535 ? "too many instructions" : uctx_error(sc->c));
+    return lin;
+}
+
+static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
+    const RuleSet *rs = NULL;
+    if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
+        char why[300];
+        stages_register_rulesets();
+        if (!(rs = ruleset_get(st->rules, why, sizeof why))) return stage_fail(sc, "%s", why);
+    }
+    switch (st->kind) {
+    case STAGE_REWRITE: return run_graph_rewrite(sc, st, rs, root);
+    case STAGE_LINE_REWRITE: return run_line_rewrite(sc, st, rs, root);
+    case STAGE_HOOK: return st->hook(sc, root);
+    case STAGE_PASS: return root;
+    }
+    return stage_fail(sc, "unknown stage kind");
+}
+
+const UOp *stage_run(StageCtx *sc, int n, const UOp *root) {
+    const Stage *st = stage_get(n);
+    if (!st) return stage_fail(sc, "no stage %d: stages are 1 to %d", n, STAGE_COUNT);
+    if (!root) return stage_fail(sc, "stage %d (%s): no input", n, st->name);
+    const UOp *out = run_row(sc, st, root);
+    if (!out && sc->err && sc->errlen) {
+        char inner[512];
+        snprintf(inner, sizeof inner, "%s", sc->err);
+        snprintf(sc->err, sc->errlen, "stage %d (%s): %s", n, st->name, inner);
+    }
+    return out;
 }
 
 const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int nopts, char *err, size_t errlen) {
     StageCtx sc = {.c = c, .opts = opts, .nopts = nopts, .err = err, .errlen = errlen};
     const UOp *u = ast;
-    for (int n = 1; n <= STAGE_COUNT && u; n++) {
-        const UOp *next = STAGES[n - 1].run(&sc, u);
-        if (!next && err && errlen) {
-            char inner[512];
-            snprintf(inner, sizeof inner, "%s", err);
-            snprintf(err, errlen, "stage %d (%s): %s", n, STAGES[n - 1].name, inner);
-        }
-        u = next;
-    }
+    for (int n = 1; n <= STAGE_COUNT && u; n++) u = stage_run(&sc, n, u);
     return u;
-}
-
-void stages_rules_free(void) {
-    stages_rangeify_free();
-    late_stages_free();
-    vector_rules_free();
-    gpudims_free();
-    sym_rulesets_free();
 }

@@ -1,5 +1,8 @@
-/* stages.h - the 22 codegen stages of tinygrad v0.12.0 (seeds/001), as a
- * table the stepper, the printers and `:stages` read.  Stages 1..20 take a
+/* stages.h - the 22 codegen stages of tinygrad v0.12.0 (seeds/001) as a
+ * table of rows that runs: each row names its rule sets (by their names in
+ * the rule-set registry), its direction and pass kind, or the hook of a
+ * stage that is an algorithm; stage_run() executes a row, and the stepper,
+ * the printers and `:stages` read the same rows.  Stages 1..20 take a
  * kernel SINK and return a SINK; stage 21 (linearize) returns a LINEAR node
  * whose sources are the instructions in order; stage 22 takes and returns a
  * LINEAR node.  kernel_compile() takes the sources of the final LINEAR. */
@@ -37,10 +40,28 @@ typedef struct StageCtx {
     size_t errlen;
 } StageCtx;
 
-/* Runs one stage.  Returns the new root, or NULL with a message in sc->err
- * naming the stage and what went wrong (a failing rule, an opt that does not
- * apply, a node the stage cannot handle). */
-typedef const UOp *(*StageFn)(StageCtx *sc, const UOp *root);
+/* A hook: a stage that is an algorithm rather than rule sets (opts,
+ * linearize).  Returns the new root, or NULL with a message in sc->err
+ * naming what went wrong (an opt that does not apply, a node the stage
+ * cannot handle). */
+typedef const UOp *(*StageHook)(StageCtx *sc, const UOp *root);
+
+/* The context a rewrite pass hands its rules (tinygrad's ctx=): `size`
+ * zeroed bytes, filled by init from the root when init is set, and released
+ * after the pass. */
+typedef struct StageContext {
+    const char *name;   /* tinygrad's: "ReduceContext" */
+    size_t size;
+    bool (*init)(void *ctx, const UOp *root, char *why, size_t whylen);
+    void (*release)(void *ctx);
+} StageContext;
+
+typedef enum StageKind {
+    STAGE_REWRITE,      /* graph_rewrite of `rules` in `bottom_up` order */
+    STAGE_LINE_REWRITE, /* line_rewrite of `rules` over the LINEAR program */
+    STAGE_HOOK,         /* `hook` (named `hook_name`) */
+    STAGE_PASS          /* nothing for this target: the root passes through (note says why) */
+} StageKind;
 
 typedef enum StageStatus {
     STAGE_WRITTEN,        /* the rules correct scalar CPU code needs are written */
@@ -49,60 +70,50 @@ typedef enum StageStatus {
     STAGE_NOT_WRITTEN     /* passes the root through; note says what the stage would do */
 } StageStatus;
 
+/* One row of the pipeline: what the stage runs is read from here by
+ * stage_run(), and the printers (k:stages(), :rules, the docs) read the
+ * same fields. */
 typedef struct Stage {
-    int number;               /* 1..22 */
-    const char *name;         /* "lower index dtype" */
-    const char *phase;        /* "rangeify", "expander", "devectorizer", "linearizer" */
-    const char *rules;        /* v0.12.0's rule sets: "pm_lower_index_dtype + load_store_indexing" */
+    int number;                 /* 1..22 */
+    const char *name;           /* "lower index dtype" */
+    const char *phase;          /* "rangeify", "expander", "devectorizer", "linearizer" */
+    StageKind kind;
+    const char *rules;          /* registry names as tinygrad writes them: "pm_lower_index_dtype + load_store_indexing" */
     bool bottom_up;
-    const char *purpose;      /* one line */
+    const char *pass_name;      /* tinygrad's graph_rewrite name=, the trace's pass name */
+    const StageContext *ctx;    /* NULL, or the context the rules get */
+    StageHook hook;             /* STAGE_HOOK */
+    const char *hook_name;      /* "apply_opts" */
+    const char *purpose;        /* one line */
     StageStatus status;
-    const char *note;         /* NULL or why not applicable / what is missing */
-    StageFn run;
+    const char *note;           /* NULL or why not applicable / what is missing */
 } Stage;
 
 /* n in 1..STAGE_COUNT; NULL otherwise */
 const Stage *stage_get(int n);
 const char *stage_status_name(StageStatus s); /* "written", "partial", "n/a", "not written" */
+const char *stage_kind_name(StageKind k);     /* "rewrite", "line rewrite", "hook", "pass" */
+/* what the row runs, as one line: "sym + pm_flatten_range", "hook apply_opts",
+ * "line rewrite pm_linearize_cleanups", "nothing" */
+const char *stage_runs(const Stage *st, char *buf, size_t len);
 
-/* A graph_rewrite as a stage runs it: with sc's trace and timing, the pass
- * named after the stage; NULL + sc->err on failure. */
-const UOp *stage_rewrite(StageCtx *sc, const UOp *root, const RuleSet *rs, bool bottom_up,
-                         const char *pass_name, void *user);
-/* Sets sc->err ("stage 7 (apply opts): ...") and returns NULL. */
+/* Runs stage n's row on root.  Returns the new root, or NULL with a message
+ * in sc->err naming the stage and what went wrong. */
+const UOp *stage_run(StageCtx *sc, int n, const UOp *root);
+
+/* Sets sc->err and returns NULL. */
 const UOp *stage_fail(StageCtx *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- the stage functions, one per stage (files named in stage_table.c) ---- */
-const UOp *stage_early_movement_ops(StageCtx *sc, const UOp *root);   /* 1  stages_rangeify.c */
-const UOp *stage_load_collapse(StageCtx *sc, const UOp *root);        /* 2  stages_rangeify.c */
-const UOp *stage_split_ranges(StageCtx *sc, const UOp *root);         /* 3  stages_rangeify.c */
-const UOp *stage_initial_symbolic(StageCtx *sc, const UOp *root);     /* 4  stages_rangeify.c */
-const UOp *stage_simplify_ranges(StageCtx *sc, const UOp *root);      /* 5  stages_rangeify.c */
-const UOp *stage_split_store(StageCtx *sc, const UOp *root);          /* 6  stages_rangeify.c */
-const UOp *stage_apply_opts(StageCtx *sc, const UOp *root);           /* 7  apply_opts.c */
-const UOp *stage_postopt_symbolic(StageCtx *sc, const UOp *root);     /* 8  stages_rangeify.c */
-const UOp *stage_expander(StageCtx *sc, const UOp *root);             /* 9  expander.c */
-const UOp *stage_add_local_buffers(StageCtx *sc, const UOp *root);    /* 10 stages_rangeify.c */
-const UOp *stage_remove_reduce(StageCtx *sc, const UOp *root);        /* 11 remove_reduce.c */
-const UOp *stage_add_gpudims(StageCtx *sc, const UOp *root);          /* 12 gpudims.c */
-const UOp *stage_add_loads(StageCtx *sc, const UOp *root);            /* 13 stages_late.c */
-const UOp *stage_devectorize(StageCtx *sc, const UOp *root);          /* 14 devectorize.c */
-const UOp *stage_lower_index_dtype(StageCtx *sc, const UOp *root);    /* 15 index_dtype.c */
-const UOp *stage_post_index_symbolic(StageCtx *sc, const UOp *root);  /* 16 stages_late.c */
-const UOp *stage_pre_matcher(StageCtx *sc, const UOp *root);          /* 17 stages_late.c */
-const UOp *stage_decompositions(StageCtx *sc, const UOp *root);       /* 18 stages_late.c */
-const UOp *stage_final_rewrite(StageCtx *sc, const UOp *root);        /* 19 stages_late.c */
-const UOp *stage_add_control_flow(StageCtx *sc, const UOp *root);     /* 20 linearize.c */
-const UOp *stage_linearize(StageCtx *sc, const UOp *root);            /* 21 linearize.c */
-const UOp *stage_cleanup_ifendif(StageCtx *sc, const UOp *root);      /* 22 linearize.c */
+/* the hooks (apply_opts.c, linearize.c) */
+const UOp *stage_apply_opts(StageCtx *sc, const UOp *root);           /* 7 */
+const UOp *stage_linearize(StageCtx *sc, const UOp *root);            /* 21 */
 
 /* Runs stages 1..22 on a kernel AST; returns the final LINEAR (NULL + err).
  * For tests and tools that do not step. */
 const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int nopts, char *err, size_t errlen);
 
-/* Frees every rule set the stages built (and the symbolic sets), for a
- * clean process exit; they are rebuilt on next use. */
-void stages_rules_free(void);
-void gpudims_free(void);  /* stage 12's rules (gpudims.c) */
+/* Registers every rule set the stages name (and the symbolic ones) in the
+ * registry, once; stage_run does it itself. */
+void stages_register_rulesets(void);
 
 #endif

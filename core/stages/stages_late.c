@@ -1,17 +1,18 @@
-/* stages_late.c - stages 12, 13 and 16-19 of tinygrad v0.12.0's codegen:
- *   12 add GPU dims          not applicable on the CPU (ranges stay loops)
- *   13 add loads             a value INDEX becomes LOAD(INDEX as a pointer)
- *   16 post-index symbolic   symbolic (+ its AFTER and int-for-long rules)
- *   17 pre-matcher           the LLVM renderer has none
- *   18 decompositions        symbolic_simple + the late rewrites the LLVM
- *                            renderer's op set calls for
- *   19 final rewrite         decompositions + pm_render + the renderer's
- *                            non-native bfloat16 patterns + pm_split_ends */
+/* stages_late.c - the rules of stages 13, 18 and 19 of tinygrad v0.12.0's
+ * codegen (the rows in stage_table.c compose them):
+ *   pm_add_loads               a value INDEX becomes LOAD(INDEX as a pointer)
+ *   get_late_rewrite_patterns  the late rewrites the LLVM renderer's op set
+ *                              calls for (pow2 mul/div/mod to shifts, MULACC,
+ *                              comparisons the renderer lacks)
+ *   pm_render                  vector constants and GEPs explicit, masked
+ *                              loads with an alt value
+ *   extra_matcher              the renderer's: bfloat16 math in float32
+ *   pm_split_ends              an END of several ranges becomes nested ENDs */
 #include "stages.h"
 #include <stdlib.h>
 #include <string.h>
 #include "ranges.h"
-#include "stages_late.h"
+#include "stage_rules.h"
 #include "uop_build.h"
 #include "../sym/bounds.h"
 #include "../sym/symbolic.h"
@@ -63,61 +64,6 @@ static const RuleSpec add_loads_specs[] = {
     RULE_FN("store_without_load", "(STORE (LOAD) ...)", store_without_load),
 };
 
-/* ================= stage 16: the symbolic rules on AFTER and long math ================= */
-
-static bool has_side_effect(const UOp *u) {
-    Op op = uop_op(u);
-    return op == OP_RANGE || op == OP_STORE || op == OP_KERNEL || op == OP_BARRIER || op == OP_END || op == OP_UNROLL;
-}
-
-/* an AFTER depends only on effects: a plain value among its dependencies is replaced by its sources */
-static const UOp *after_effects_only(const Match *m, void *ud) {
-    (void)ud;
-    const UOp *a = ROOT;
-    bool change = false;
-    int n = 1;
-    for (int i = 1; i < a->nsrc; i++) {
-        if (has_side_effect(a->src[i])) n++;
-        else n += a->src[i]->nsrc, change = true;
-    }
-    if (!change) return NULL;
-    const UOp **src = malloc((size_t)n * sizeof *src);
-    if (!src) return NULL;
-    int k = 0;
-    src[k++] = a->src[0];
-    for (int i = 1; i < a->nsrc; i++) {
-        const UOp *d = a->src[i];
-        if (has_side_effect(d)) src[k++] = d;
-        else
-            for (int j = 0; j < d->nsrc; j++) src[k++] = d->src[j];
-    }
-    const UOp *r = uop_with_src(CTX, a, src, k);
-    free(src);
-    return r;
-}
-
-static const UOp *after_alone(const Match *m, void *ud) { (void)ud; return GET("s"); }
-
-static bool overflows_int32(const UOp *u) {
-    int64_t lo, hi;
-    return !uop_bounds(u, &lo, &hi) || lo < INT32_MIN || hi > INT32_MAX;
-}
-
-/* binary math on int64 whose operands and result fit int32 is done in int32 */
-static const UOp *long_math_in_int(const Match *m, void *ud) {
-    (void)ud;
-    const UOp *u = ROOT, *x = GET("x"), *y = GET("y");
-    if (overflows_int32(u) || overflows_int32(x) || overflows_int32(y)) return NULL;
-    const UOp *r = uop_binary(CTX, uop_op(u), ub_cast(CTX, x, DT_INT32), ub_cast(CTX, y, DT_INT32));
-    return ub_cast(CTX, r, u->dtype);
-}
-
-#define BINARY_OPS "{ADD MUL SHL SHR IDIV MAX MOD CMPLT CMPNE CMPEQ XOR OR AND SUB FDIV POW}"
-static const RuleSpec symbolic_extra_specs[] = {
-    RULE_FN("after_effects_only", "(AFTER)", after_effects_only),
-    RULE_FN("after_alone", "(AFTER s)", after_alone),
-    RULE_FN("long_math_in_int", "(" BINARY_OPS " x:int64 y:int64)", long_math_in_int),
-};
 
 /* ================= stage 18: late rewrites for the LLVM renderer's op set ================= */
 /* The renderer (core/backend/llvm_render.c) draws every ALU op but THREEFRY
@@ -408,13 +354,10 @@ static const UOp *bf16_cast_through_float(const Match *m, void *ud) {
     return ub_cast(CTX, ub_cast(CTX, x, with_scalar(x->dtype, DT_FLOAT32)), ROOT->dtype);
 }
 
-#define ALU_OPS \
-    "{EXP2 LOG2 SIN SQRT RECIPROCAL NEG TRUNC ADD MUL SHL SHR IDIV MAX MOD CMPLT CMPNE CMPEQ XOR OR AND THREEFRY SUB " \
-    "FDIV POW WHERE MULACC}"
 static const RuleSpec bf16_specs[] = {
     RULE_FN("bf16_where_in_float", "(WHERE b x:bfloat16 y:bfloat16)", bf16_where_in_float),
-    RULE_FN("bf16_alu_in_float", "(" ALU_OPS ":bfloat16 ...)", bf16_alu_in_float),
-    RULE_FN("bf16_compare_in_float", "(" ALU_OPS ":bool x:bfloat16 y:bfloat16)", bf16_compare_in_float),
+    RULE_FN("bf16_alu_in_float", "(ALU:bfloat16 ...)", bf16_alu_in_float),
+    RULE_FN("bf16_compare_in_float", "(ALU:bool x:bfloat16 y:bfloat16)", bf16_compare_in_float),
     RULE_FN("bf16_cast_to_through_float", "(CAST:bfloat16 x)", bf16_cast_through_float),
     RULE_FN("bf16_cast_from_through_float", "(CAST x:bfloat16)", bf16_cast_through_float),
 };
@@ -468,95 +411,8 @@ static const RuleSpec split_ends_specs[] = {
     RULE_FN("split_ends", "(END)", split_end),
 };
 
-/* ================= the rule sets, built on first use ================= */
-
-static RuleSet *add_loads_rs, *symbolic_extra_rs, *post_index_rs, *late_rs, *decomp_rs, *render_rs, *bf16_rs,
-    *split_ends_rs, *final_rs;
-
-#define SPECS(a) a, (int)(sizeof a / sizeof *a)
-
-static RuleSet *from_specs(StageCtx *sc, const char *name, const RuleSpec *specs, int n) {
-    char err[256];
-    RuleSet *rs = ruleset_from_specs(name, specs, n, err, sizeof err);
-    if (!rs) stage_fail(sc, "%s: %s", name, err);
-    return rs;
-}
-
-static RuleSet *concat(StageCtx *sc, const char *name, const RuleSet *a, const RuleSet *b) {
-    if (!a || !b) return NULL;
-    RuleSet *rs = ruleset_concat(name, a, b);
-    if (!rs) stage_fail(sc, "%s: cannot build the rule set", name);
-    return rs;
-}
-
-static bool build_rules(StageCtx *sc) {
-    if (final_rs) return true;
-    stages_late_rules_free();
-    const RuleSet *symbolic = sym_ruleset("symbolic"), *simple = sym_ruleset("symbolic_simple");
-    if (!symbolic || !simple) { stage_fail(sc, "the symbolic rule sets cannot be built"); return false; }
-    add_loads_rs = from_specs(sc, "pm_add_loads", SPECS(add_loads_specs));
-    symbolic_extra_rs = from_specs(sc, "symbolic (AFTER, long math)", SPECS(symbolic_extra_specs));
-    late_rs = from_specs(sc, "get_late_rewrite_patterns", SPECS(late_rewrite_specs));
-    render_rs = from_specs(sc, "pm_render", SPECS(render_specs));
-    bf16_rs = from_specs(sc, "extra_matcher", SPECS(bf16_specs));
-    split_ends_rs = from_specs(sc, "pm_split_ends", SPECS(split_ends_specs));
-    if (!add_loads_rs || !symbolic_extra_rs || !late_rs || !render_rs || !bf16_rs || !split_ends_rs) {
-        stages_late_rules_free();
-        return false;
-    }
-    post_index_rs = concat(sc, "symbolic", symbolic, symbolic_extra_rs);
-    decomp_rs = concat(sc, "symbolic_simple + get_late_rewrite_patterns", simple, late_rs);
-    RuleSet *a = concat(sc, "pm_decomp + pm_render", decomp_rs, render_rs);
-    RuleSet *b = concat(sc, "pm_decomp + pm_render + extra_matcher", a, bf16_rs);
-    final_rs = concat(sc, "pm_decomp + pm_render + extra_matcher + pm_split_ends", b, split_ends_rs);
-    ruleset_free(a);
-    ruleset_free(b);
-    if (!post_index_rs || !decomp_rs || !final_rs) {
-        stages_late_rules_free();
-        return false;
-    }
-    return true;
-}
-
-void stages_late_rules_free(void) {
-    RuleSet **all[] = {&add_loads_rs, &symbolic_extra_rs, &post_index_rs, &late_rs, &decomp_rs,
-                       &render_rs, &bf16_rs, &split_ends_rs, &final_rs};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
-        ruleset_free(*all[i]);
-        *all[i] = NULL;
-    }
-}
-
-void late_stages_free(void) {
-    remove_reduce_free();
-    index_dtype_free();
-    stages_late_rules_free();
-    linearize_free();
-}
-
-/* ================= the stages ================= */
-
-const UOp *stage_add_loads(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    return stage_rewrite(sc, root, add_loads_rs, false, "** add loads (code)", NULL);
-}
-
-const UOp *stage_post_index_symbolic(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    return stage_rewrite(sc, root, post_index_rs, false, "post index symbolic", NULL);
-}
-
-const UOp *stage_pre_matcher(StageCtx *sc, const UOp *root) {
-    (void)sc;   /* the LLVM renderer has no pre_matcher */
-    return root;
-}
-
-const UOp *stage_decompositions(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    return stage_rewrite(sc, root, decomp_rs, false, "decompositions", NULL);
-}
-
-const UOp *stage_final_rewrite(StageCtx *sc, const UOp *root) {
-    if (!build_rules(sc)) return NULL;
-    return stage_rewrite(sc, root, final_rs, false, "final rewrite", NULL);
-}
+const RuleTable pm_add_loads_rules = RULE_TABLE(add_loads_specs);
+const RuleTable get_late_rewrite_patterns_rules = RULE_TABLE(late_rewrite_specs);
+const RuleTable pm_render_rules = RULE_TABLE(render_specs);
+const RuleTable extra_matcher_rules = RULE_TABLE(bf16_specs);
+const RuleTable pm_split_ends_rules = RULE_TABLE(split_ends_specs);

@@ -244,4 +244,4 @@ static const RuleSpec divmod_specs[] = {
     RULE_FN("mod_neg_numerator", "(MOD x d)", mod_neg_numerator),
     RULE_FN("mod_neg_divisor", "(MOD x d)", mod_neg_divisor),
 };
-const SymRuleTable sym_divmod_rules = {divmod_specs, sizeof divmod_specs / sizeof *divmod_specs};
+const RuleTable sym_divmod_rules = {divmod_specs, sizeof divmod_specs / sizeof *divmod_specs};

@@ -69,4 +69,4 @@ static const RuleSpec memory_specs[] = {
     RULE_FN("invalid_store_does_nothing", "(STORE (INDEX _ Invalid) ...)", invalid_store_does_nothing),
     RULE_FN("invalid_store_does_nothing_cast", "(STORE (CAST (INDEX _ Invalid)) ...)", invalid_store_does_nothing),
 };
-const SymRuleTable sym_memory_rules = {memory_specs, sizeof memory_specs / sizeof *memory_specs};
+const RuleTable sym_memory_rules = {memory_specs, sizeof memory_specs / sizeof *memory_specs};

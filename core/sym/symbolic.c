@@ -1,80 +1,67 @@
-/* symbolic.c - assembles the symbolic rule tables into tinygrad's named
- * sets and runs them:
+/* symbolic.c - tinygrad v0.12.0's symbolic rule sets, registered by name,
+ * and uop_simplify to run one of them:
  *   propagate_invalid
  *   symbolic_simple = propagate_invalid + simple folding
- *   symbolic        = symbolic_simple + operand order + combining/lt/where/... + div/mod
- *   sym             = symbolic + valid simplification + phase-3 rules + load/store folding */
+ *   commutative     = constants last, operands in a canonical order
+ *   symbolic        = symbolic_simple + commutative + combining/lt/where/cast
+ *                     folding, AFTER and long-math rules, div/mod, gep_pushing
+ *   sym             = symbolic + valid simplification + phase-3 rules +
+ *                     load/store folding
+ *   gep_pushing     = GEPs pushed to what they select (also inside symbolic) */
 #include "symbolic.h"
+#include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 #include "../rewrite/rewrite.h"
 #include "sym_rules.h"
 
-static const char *const set_names[] = {"propagate_invalid", "symbolic_simple", "symbolic", "sym", NULL};
-enum { SET_COUNT = 4 };
-static RuleSet *sets[SET_COUNT];
-static bool built, build_failed;
+static const RuleTable *const invalid_tables[] = {&sym_propagate_invalid_rules};
+static const RuleTable *const simple_tables[] = {&sym_simple_rules};
+static const RuleTable *const commutative_tables[] = {&sym_commutative_rules};
+static const RuleTable *const gep_tables[] = {&gep_pushing_rules};
+static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_after_long_rules, &sym_divmod_rules,
+                                                   &gep_pushing_rules};
+static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_sym_rules, &sym_memory_rules};
 
-static bool add_table(RuleSet *rs, const SymRuleTable *t) {
-    for (int i = 0; i < t->n; i++) {
-        char err[256];
-        Rule *r = rule_new(&t->specs[i], err, sizeof err);
-        if (!r) {
-            fprintf(stderr, "uopdb: symbolic rule %s does not compile: %s\n", t->specs[i].name, err);
-            return false;
-        }
-        bool ok = ruleset_add(rs, r);
-        rule_unref(r);
-        if (!ok) return false;
-    }
-    return true;
+static const RuleSetDef SYM_SETS[] = {
+    {"propagate_invalid", NULL, RULE_TABLES(invalid_tables),
+     "an Invalid index absorbs the arithmetic around it"},
+    {"symbolic_simple", "propagate_invalid", RULE_TABLES(simple_tables),
+     "identities and constant folding (wrapping), bool and cast folding, (x//c)*c + x%c"},
+    {"commutative", NULL, RULE_TABLES(commutative_tables), "operands of commutative ops in a canonical order"},
+    {"gep_pushing", NULL, RULE_TABLES(gep_tables),
+     "a GEP moves down to what it selects: lanes of VECTORIZE, constants and ALUs; CAT becomes VECTORIZE"},
+    {"symbolic", "symbolic_simple + commutative", RULE_TABLES(symbolic_tables),
+     "like terms combined, comparisons folded by bounds, div/mod folding, int64 math in int32, AFTER cleaned"},
+    {"sym", "symbolic", RULE_TABLES(sym_tables),
+     "symbolic plus valid-based simplification, phase-3 rules and load/store folding"},
+};
+
+static void register_sets(void) {
+    char err[256];
+    if (!ruleset_register(SYM_SETS, (int)(sizeof SYM_SETS / sizeof *SYM_SETS), err, sizeof err))
+        fprintf(stderr, "uopdb: %s\n", err);
 }
 
-static RuleSet *make_set(const char *name, const SymRuleTable *const *tables, int n) {
-    RuleSet *rs = ruleset_new(name);
-    for (int i = 0; rs && i < n; i++)
-        if (!add_table(rs, tables[i])) { ruleset_free(rs); return NULL; }
-    return rs;
-}
-
-static void build_sets(void) {
-    built = true;
-    const SymRuleTable *inv[] = {&sym_propagate_invalid_rules};
-    const SymRuleTable *simple[] = {&sym_propagate_invalid_rules, &sym_simple_rules};
-    const SymRuleTable *symbolic[] = {&sym_propagate_invalid_rules, &sym_simple_rules, &sym_commutative_rules,
-                                      &sym_symbolic_rules, &sym_divmod_rules};
-    const SymRuleTable *sym[] = {&sym_propagate_invalid_rules, &sym_simple_rules, &sym_commutative_rules,
-                                 &sym_symbolic_rules, &sym_divmod_rules, &sym_valid_rules, &sym_sym_rules, &sym_memory_rules};
-    sets[0] = make_set("propagate_invalid", inv, 1);
-    sets[1] = make_set("symbolic_simple", simple, 2);
-    sets[2] = make_set("symbolic", symbolic, 5);
-    sets[3] = make_set("sym", sym, 8);
-    for (int i = 0; i < SET_COUNT; i++) build_failed |= !sets[i];
+void sym_register_rulesets(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_sets);
 }
 
 const RuleSet *sym_ruleset(const char *name) {
-    if (!name) return NULL;
-    if (!built) build_sets();
-    for (int i = 0; i < SET_COUNT; i++)
-        if (strcmp(name, set_names[i]) == 0) return sets[i];
-    return NULL;
+    sym_register_rulesets();
+    return name ? ruleset_get(name, NULL, 0) : NULL;
 }
-
-const char *const *sym_ruleset_names(void) { return set_names; }
 
 const UOp *uop_simplify(UCtx *c, const UOp *u, const char *set, Trace *trace) {
     if (!u) { uctx_set_error(c, "simplify: no expression"); return NULL; }
     const char *name = set ? set : "sym";
-    const RuleSet *rs = sym_ruleset(name);
+    char err[300];
+    sym_register_rulesets();
+    const RuleSet *rs = ruleset_get(name, err, sizeof err);
     if (!rs) {
-        uctx_set_error(c, "simplify: unknown rule set '%s' (known: propagate_invalid, symbolic_simple, symbolic, sym)", name);
+        uctx_set_error(c, "simplify: %s", err);
         return NULL;
     }
     RewriteOpts opts = {.trace = trace, .name = name};
     return graph_rewrite(c, u, rs, &opts);
-}
-
-void sym_rulesets_free(void) {
-    for (int i = 0; i < SET_COUNT; i++) { ruleset_free(sets[i]); sets[i] = NULL; }
-    built = build_failed = false;
 }

@@ -1,19 +1,20 @@
 /* symbolic.h - the symbolic simplifier: tinygrad v0.12.0's rule sets
- * symbolic_simple, symbolic and sym (plus propagate_invalid), by name, and
- * uop_simplify to run one of them over a graph. */
+ * propagate_invalid, symbolic_simple, commutative, symbolic, sym and
+ * gep_pushing, registered in the rule-set registry (core/rewrite/registry.h),
+ * and uop_simplify to run one of them (or any registered set) over a graph. */
 #ifndef UOPDB_SYMBOLIC_H
 #define UOPDB_SYMBOLIC_H
 #include "../ir/uop.h"
 #include "../rewrite/pattern.h"
+#include "../rewrite/registry.h"
 #include "../rewrite/trace.h"
 
-/* the rule sets by name: "propagate_invalid", "symbolic_simple", "symbolic",
- * "sym"; built on first use and kept until sym_rulesets_free(); NULL for an
- * unknown name (or if a set failed to build) */
+/* Registers the symbolic sets (once; thread-safe). */
+void sym_register_rulesets(void);
+/* ruleset_get(name) after registering; NULL for an unknown name */
 const RuleSet *sym_ruleset(const char *name);
-const char *const *sym_ruleset_names(void);   /* NULL-terminated */
-/* graph_rewrite(u, sym_ruleset(set ? set : "sym")); NULL + uctx_error on failure */
+/* graph_rewrite(u, the set named `set`, "sym" when NULL); NULL + uctx_error
+ * on failure (an unknown set is named in the message) */
 const UOp *uop_simplify(UCtx *c, const UOp *u, const char *set, Trace *trace);
-void sym_rulesets_free(void);
 
 #endif

@@ -300,7 +300,7 @@ static const RuleSpec symbolic_specs[] = {
     RULE_FN("fold_cast_chain_lossless", "(CAST (CAST x))", fold_cast_chain_lossless),
     RULE_FN("fold_cast_chain_in_range", "(CAST (CAST x))", fold_cast_chain_in_range),
 };
-const SymRuleTable sym_symbolic_rules = {symbolic_specs, sizeof symbolic_specs / sizeof *symbolic_specs};
+const RuleTable sym_symbolic_rules = {symbolic_specs, sizeof symbolic_specs / sizeof *symbolic_specs};
 
 /* ---- sym (phase 3) ---- */
 static const UOp *fold_ne_zero_to_bool(const Match *m, void *ud) {
@@ -362,4 +362,4 @@ static const RuleSpec sym_specs[] = {
     RULE_FN("distribute_neg", "(MUL -1 (ADD x y))", distribute_neg),
     RULE_FN("distribute_mul_index", "(MUL (ADD x y) c@(CONST))", distribute_mul_index),
 };
-const SymRuleTable sym_sym_rules = {sym_specs, sizeof sym_specs / sizeof *sym_specs};
+const RuleTable sym_sym_rules = {sym_specs, sizeof sym_specs / sizeof *sym_specs};

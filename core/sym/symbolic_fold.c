@@ -44,13 +44,12 @@ static const UOp *invalid_absorbs_alu(const Match *m, void *ud) {
     return ROOT->src[0];
 }
 
-#define BINARY_OPS "{ADD MUL SHL SHR IDIV MAX MOD CMPLT CMPNE CMPEQ XOR OR AND SUB FDIV POW}"
 static const RuleSpec propagate_invalid_specs[] = {
     RULE_FN("invalid_through_cast", "(CAST (WHERE cond x Invalid))", invalid_through_cast),
-    RULE_FN("invalid_through_alu", "(" BINARY_OPS " (WHERE cond x Invalid) y)", invalid_through_alu),
-    RULE_FN("invalid_absorbs_alu", "(" BINARY_OPS " Invalid y)", invalid_absorbs_alu),
+    RULE_FN("invalid_through_alu", "(Binary (WHERE cond x Invalid) y)", invalid_through_alu),
+    RULE_FN("invalid_absorbs_alu", "(Binary Invalid y)", invalid_absorbs_alu),
 };
-const SymRuleTable sym_propagate_invalid_rules = {propagate_invalid_specs,
+const RuleTable sym_propagate_invalid_rules = {propagate_invalid_specs,
                                                   sizeof propagate_invalid_specs / sizeof *propagate_invalid_specs};
 
 /* ---- self folding ---- */
@@ -375,7 +374,7 @@ static const RuleSpec simple_specs[] = {
     RULE_FN("fold_xor_self", "(XOR x x)", fold_zero),
     RULE_FN("fold_ne_self", "(CMPNE x x)", fold_ne_self),
     RULE_FN("fold_const_unary", "({EXP2 LOG2 SIN SQRT RECIPROCAL NEG TRUNC} (CONST))", fold_const_alu),
-    RULE_FN("fold_const_binary", "(" BINARY_OPS " (CONST) (CONST))", fold_const_alu),
+    RULE_FN("fold_const_binary", "(Binary (CONST) (CONST))", fold_const_alu),
     RULE_FN("fold_const_ternary", "({WHERE MULACC} (CONST) (CONST) (CONST))", fold_const_alu),
     RULE_FN("fold_bool_mul_to_and", "(MUL x y)", fold_bool_mul_to_and),
     RULE_FN("fold_bool_add_to_or", "(ADD x y)", fold_bool_add_to_or),
@@ -388,7 +387,7 @@ static const RuleSpec simple_specs[] = {
     RULE_FN("fold_where_const_gate", "(WHERE gate@(CONST) t f)", fold_where_const_gate),
     RULE_FN("fold_where_nested_same_else", "(WHERE a (WHERE b c d) d)", fold_where_nested_same_else),
 };
-const SymRuleTable sym_simple_rules = {simple_specs, sizeof simple_specs / sizeof *simple_specs};
+const RuleTable sym_simple_rules = {simple_specs, sizeof simple_specs / sizeof *simple_specs};
 
 /* ---- canonical operand order ---- */
 static const UOp *commute_index_operands(const Match *m, void *ud) {
@@ -401,4 +400,4 @@ static const UOp *commute_index_operands(const Match *m, void *ud) {
 static const RuleSpec commutative_specs[] = {
     RULE_FN("commute_index_operands", "({ADD MUL MAX XOR OR AND} _ _)", commute_index_operands),
 };
-const SymRuleTable sym_commutative_rules = {commutative_specs, sizeof commutative_specs / sizeof *commutative_specs};
+const RuleTable sym_commutative_rules = {commutative_specs, sizeof commutative_specs / sizeof *commutative_specs};

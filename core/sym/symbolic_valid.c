@@ -325,4 +325,4 @@ static const RuleSpec valid_specs[] = {
     RULE_FN("simplify_valid", "(AND:bool a b)", simplify_valid),
     RULE_FN("gated_given_valid", "(WHERE cond x Invalid)", gated_given_valid),
 };
-const SymRuleTable sym_valid_rules = {valid_specs, sizeof valid_specs / sizeof *valid_specs};
+const RuleTable sym_valid_rules = {valid_specs, sizeof valid_specs / sizeof *valid_specs};

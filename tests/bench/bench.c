@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/rewrite/registry.h"
 #include "core/ir/uop.h"
 #include "core/rewrite/rewrite.h"
 #include "viz/listing.h"
@@ -163,6 +164,6 @@ int main(void) {
     row("sym: index expressions simplified", (double)in_nodes / (t1 - t0) / 1e6, "M nodes/s", note);
     row("sym: time for the forest", (t1 - t0) * 1e3, "ms", "");
     uctx_free(c);
-    sym_rulesets_free();
+    ruleset_registry_free();
     return 0;
 }

@@ -25,6 +25,6 @@ int main(int argc, char **argv) {
            r.checked, r.skipped, r.nodes_in, r.nodes_out, r.grew, r.seconds);
     if (!ok) printf("%s", r.report);
     sym_check_result_free(&r);
-    sym_rulesets_free();
+    ruleset_registry_free();
     return ok ? 0 : 1;
 }

@@ -39,7 +39,7 @@ T.test("sets by name, rule names in the trace", function()
   local names = uop.ruleset("sym"):names()
   T.ok(#names > 30, "sym has many rules")
   local found = false
-  for _, s in ipairs(uop.rulesets) do found = found or s == "symbolic" end
+  for _, s in ipairs(uop.rulesets()) do found = found or s == "symbolic" end
   T.ok(found, "uop.rulesets lists symbolic")
   T.raises("unknown rule set 'nope'", uop.simplify, x, "nope")
 end)

@@ -13,11 +13,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/rewrite/registry.h"
 #include "core/ir/uop.h"
 #include "core/rewrite/rewrite.h"
 #include "core/stages/stages.h"
-#include "core/stages/stages_late.h"
-#include "core/stages/vector_rules.h"
+#include "core/stages/stage_rules.h"
+#include "core/sym/vector_rules.h"
 #include "core/sym/symbolic.h"
 #include "viz/listing.h"
 
@@ -32,9 +33,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    vector_rules_free();
-    late_stages_free();
-    sym_rulesets_free();
+    ruleset_registry_free();
     uctx_free(c);
     return 0;
 }
@@ -47,7 +46,7 @@ static const UOp *parse(const char *text) {
 
 static const UOp *devectorize(const UOp *u) {
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
-    const UOp *r = stage_devectorize(&sc, u);
+    const UOp *r = stage_run(&sc, 14, u);
     if (!r) fail_msg("devectorize: %s", err);
     return r;
 }
@@ -188,7 +187,7 @@ static void test_vector_accumulator(void **state) {
 
 static const UOp *push(const UOp *u) {
     RewriteOpts o = {0};
-    const UOp *r = graph_rewrite(c, u, stage_rules_gep_pushing(), &o);
+    const UOp *r = graph_rewrite(c, u, sym_ruleset("gep_pushing"), &o);
     if (!r) fail_msg("gep_pushing: %s", uctx_error(c));
     return r;
 }

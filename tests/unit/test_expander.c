@@ -13,12 +13,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/rewrite/registry.h"
 #include "core/backend/backend.h"
 #include "core/ir/uop.h"
 #include "core/stages/stages.h"
-#include "core/stages/stages_late.h"
-#include "core/stages/stages_rangeify.h"
-#include "core/stages/vector_rules.h"
+#include "core/stages/stage_rules.h"
+#include "core/sym/vector_rules.h"
 #include "core/sym/symbolic.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
@@ -34,10 +34,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    vector_rules_free();
-    late_stages_free();
-    stages_rangeify_free();
-    sym_rulesets_free();
+    ruleset_registry_free();
     uctx_free(c);
     return 0;
 }
@@ -50,7 +47,7 @@ static const UOp *parse(const char *text) {
 
 static const UOp *expand(const UOp *u) {
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
-    const UOp *r = stage_expander(&sc, u);
+    const UOp *r = stage_run(&sc, 9, u);
     if (!r) fail_msg("expander: %s", err);
     return r;
 }
@@ -228,7 +225,7 @@ static void test_group_reduce_not_supported(void **state) {
     (void)state;
     const UOp *in = matmul_with("(1, LOOP)", "(2, LOOP)", "(0, GROUP_REDUCE)");
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
-    assert_null(stage_expander(&sc, in));
+    assert_null(stage_run(&sc, 9, in));
     const UOp *red = only(in, OP_REDUCE);
     char want[64];
     snprintf(want, sizeof want, "REDUCE %%%u", red->id);

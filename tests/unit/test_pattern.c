@@ -63,7 +63,8 @@ static void expect_error(const char *text, const char *want) {
 
 static void test_parse_errors(void **state) {
     (void)state;
-    expect_error("(ADDD x y)", "line 1, column 2: unknown op 'ADDD'");
+    expect_error("(ADDD x y)", "line 1, column 2: unknown op or op class 'ADDD'");
+    expect_error("({Binary Nope} x y)", "line 1, column 10: unknown op or op class 'Nope'");
     expect_error("(ADD x\n  (MUL y 2)", "line 1, column 1: '(' is never closed");
     expect_error("(ADD x:foo y)", "line 1, column 8: unknown dtype 'foo'");
     expect_error("(ADD x y) z", "line 1, column 11: unexpected 'z' after the end of the pattern");

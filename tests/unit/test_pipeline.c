@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/rewrite/registry.h"
 #include "core/stages/pipeline.h"
 #include "viz/tinygrad_repr.h"
 
@@ -33,7 +34,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     uctx_free(c);
-    stages_rules_free();
+    ruleset_registry_free();
     return 0;
 }
 
@@ -123,11 +124,17 @@ static void test_matmul_unroll_exact(void **state) {
 
 static void test_stage_table(void **state) {
     (void)state;
+    stages_register_rulesets();
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const Stage *st = stage_get(n);
         assert_non_null(st);
         assert_int_equal(st->number, n);
-        assert_non_null(st->run);
+        if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
+            char err[300];
+            assert_non_null(st->rules);
+            if (!ruleset_get(st->rules, err, sizeof err)) fail_msg("stage %d: %s", n, err);
+        }
+        if (st->kind == STAGE_HOOK) assert_true(st->hook && st->hook_name);
         if (st->status != STAGE_WRITTEN) assert_non_null(st->note); /* says why */
     }
     assert_null(stage_get(0));
@@ -136,9 +143,48 @@ static void test_stage_table(void **state) {
     assert_string_equal(stage_get(15)->name, "lower index dtype");
 }
 
+static bool set_has_rule(const RuleSet *rs, const char *name) {
+    for (int i = 0; i < ruleset_count(rs); i++)
+        if (!strcmp(rule_name(ruleset_rule(rs, i)), name)) return true;
+    return false;
+}
+
+/* what each stage ran (its trace) is what its row names: the pass, the
+ * rule set, and only rules of that set */
+static void test_rows_are_what_runs(void **state) {
+    (void)state;
+    KernelOpt opts[2] = {{OPT_UPCAST, 1, 3}, {OPT_UNROLL, 0, 3}};
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    pipeline_set_opts(kp, opts, 2);
+    char err[512];
+    assert_true(pipeline_seek(kp, STAGE_COUNT, err, sizeof err));
+    int fired = 0;
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const Stage *st = stage_get(n);
+        const StageResult *r = pipeline_result(kp, n);
+        if (st->kind == STAGE_PASS) {
+            assert_false(r->changed);
+            assert_int_equal(r->trace.npasses, 0);
+            continue;
+        }
+        if (st->kind == STAGE_HOOK) continue;
+        const RuleSet *rs = ruleset_get(st->rules, err, sizeof err);
+        assert_non_null(rs);
+        if (r->trace.npasses != 1) fail_msg("stage %d: %zu passes, the row names one", n, r->trace.npasses);
+        assert_string_equal(r->trace.passes[0].name, st->pass_name);
+        assert_string_equal(r->trace.passes[0].rules, ruleset_name(rs));
+        for (size_t i = 0; i < r->trace.nrewrites; i++, fired++)
+            if (!set_has_rule(rs, r->trace.rewrites[i].rule))
+                fail_msg("stage %d ran rule %s, not in %s", n, r->trace.rewrites[i].rule, st->rules);
+    }
+    assert_true(fired > 20);
+    pipeline_free(kp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stage_table),
+        cmocka_unit_test(test_rows_are_what_runs),
         cmocka_unit_test(test_positions_and_results),
         cmocka_unit_test(test_opts_forget_later_stages),
         cmocka_unit_test(test_matmul_exact),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/rewrite/registry.h"
 #include "core/backend/program_run.h"
 
 static UCtx *c;
@@ -29,7 +30,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     (void)s;
     uctx_free(c);
-    stages_rules_free();
+    ruleset_registry_free();
     return 0;
 }
 

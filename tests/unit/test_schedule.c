@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/rewrite/registry.h"
 #include "core/ir/uop.h"
 #include "core/sched/schedule.h"
 #include "core/sched/shape.h"
@@ -615,6 +616,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
     };
     int rc = cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
-    sym_rulesets_free();
+    ruleset_registry_free();
     return rc;
 }

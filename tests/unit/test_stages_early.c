@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/rewrite/registry.h"
 #include "core/backend/backend.h"
 #include "core/stages/stages.h"
-#include "core/stages/stages_rangeify.h"
 #include "core/sym/symbolic.h"
 #include "viz/listing.h"
 #include "viz/render.h"
@@ -39,8 +39,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    stages_rangeify_free();
-    sym_rulesets_free();
+    ruleset_registry_free();
     uctx_free(c);
     return 0;
 }
@@ -153,20 +152,24 @@ static const UOp *read_of(const UOp *root, int b) {
 
 static const UOp *run(int n, const UOp *root, const KernelOpt *opts, int nopts) {
     StageCtx sc = {.c = c, .opts = opts, .nopts = nopts, .err = err, .errlen = sizeof err};
-    const UOp *r = stage_get(n)->run(&sc, root);
+    const UOp *r = stage_run(&sc, n, root);
     if (!r) fail_msg("stage %d failed: %s", n, err);
     return r;
 }
 
+/* the message after "stage N (name): ", which must lead it */
 static const char *run_fails(int n, const UOp *root, const KernelOpt *opts, int nopts) {
     StageCtx sc = {.c = c, .opts = opts, .nopts = nopts, .err = err, .errlen = sizeof err};
     err[0] = 0;
-    const UOp *r = stage_get(n)->run(&sc, root);
+    const UOp *r = stage_run(&sc, n, root);
     if (r) {
         print_listing(r);
         fail_msg("stage %d should have failed", n);
     }
-    return err;
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "stage %d (%s): ", n, stage_get(n)->name);
+    if (strncmp(err, prefix, strlen(prefix))) fail_msg("message does not name the stage: %s", err);
+    return err + strlen(prefix);
 }
 
 /* ================= stage 1: early movement ops ================= */

@@ -15,7 +15,7 @@
 #include "core/backend/backend.h"
 #include "core/ir/uop.h"
 #include "core/stages/stages.h"
-#include "core/stages/stages_late.h"
+#include "core/stages/stage_rules.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
 
@@ -81,7 +81,7 @@ static const UOp *run_stages(const UOp *root, int from, int to) {
     char err[512] = "";
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
     for (int n = from; n <= to; n++) {
-        const UOp *next = stage_get(n)->run(&sc, root);
+        const UOp *next = stage_run(&sc, n, root);
         if (!next) fail_msg("stage %d (%s) failed: %s\ninput:\n%s", n, stage_get(n)->name, err, listing(root));
         root = next;
     }
@@ -406,7 +406,7 @@ static void test_control_flow_range_in_two_loops(void **state) {
     const UOp *ss[2] = {ea, eb};
     char err[512] = "", want[200];
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
-    assert_null(stage_get(20)->run(&sc, chk(uop_sink(c, ss, 2))));
+    assert_null(stage_run(&sc, 20, chk(uop_sink(c, ss, 2))));
     snprintf(want, sizeof want, "RANGE %%%u is ended by END %%%u and END %%%u: one loop cannot be in two places", r->id,
              ea->id, eb->id);
     if (!strstr(err, want)) fail_msg("message: %s\nwanted: %s", err, want);
@@ -450,7 +450,7 @@ static void test_cleanup_ifendif(void **state) {
     const UOp *bad[] = {d0, i32(6), i32(3), i32(9), r, g, gi, mif, st, e, s};
     char err[512] = "";
     StageCtx sc = {.c = c, .err = err, .errlen = sizeof err};
-    assert_null(stage_cleanup_ifendif(&sc, chk(uop_new(c, OP_LINEAR, DT_VOID, bad, 11, NULL))));
+    assert_null(stage_run(&sc, 22, chk(uop_new(c, OP_LINEAR, DT_VOID, bad, 11, NULL))));
     char id[32];
     snprintf(id, sizeof id, "IF %%%u", mif->id);
     if (!strstr(err, id)) fail_msg("message does not name the IF: %s", err);
@@ -589,7 +589,7 @@ static void test_matmul_golden_unroll(void **state) {
 
 static int teardown_all(void **state) {
     (void)state;
-    late_stages_free();
+    ruleset_registry_free();
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/rewrite/registry.h"
 #include "core/ir/uop.h"
 #include "core/rewrite/rewrite.h"
 #include "core/sym/bounds.h"
@@ -290,10 +291,8 @@ static void test_trace_names_rules(void **state) {
 
 static void test_ruleset_names(void **state) {
     (void)state;
-    const char *const *names = sym_ruleset_names();
-    int n = 0;
-    for (; names[n]; n++) assert_non_null(sym_ruleset(names[n]));
-    assert_int_equal(n, 4);
+    const char *names[] = {"propagate_invalid", "symbolic_simple", "commutative", "symbolic", "sym", "gep_pushing"};
+    for (int i = 0; i < 6; i++) assert_non_null(sym_ruleset(names[i]));
     assert_string_equal(ruleset_name(sym_ruleset("symbolic")), "symbolic");
     assert_true(ruleset_count(sym_ruleset("sym")) > ruleset_count(sym_ruleset("symbolic")));
     assert_true(ruleset_count(sym_ruleset("symbolic")) > ruleset_count(sym_ruleset("symbolic_simple")));
@@ -312,6 +311,6 @@ int main(void) {
         cmocka_unit_test(test_ruleset_names),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
-    sym_rulesets_free();
+    ruleset_registry_free();
     return r;
 }

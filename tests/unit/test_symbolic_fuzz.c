@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include "core/rewrite/registry.h"
 #include "core/sym/sym_check.h"
 #include "core/sym/symbolic.h"
 
@@ -34,6 +35,6 @@ int main(void) {
         cmocka_unit_test(test_fuzz_symbolic_simple),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
-    sym_rulesets_free();
+    ruleset_registry_free();
     return r;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/rewrite/registry.h"
 #include "core/ir/uop.h"
 #include "core/sym/bounds.h"
 #include "core/sym/eval.h"
@@ -46,7 +47,7 @@ static int setup(void **state) {
 }
 static int teardown(void **state) {
     (void)state;
-    sym_rulesets_free();
+    ruleset_registry_free();
     uctx_free(c);
     return 0;
 }

@@ -1,10 +1,8 @@
-/* vector_rules.h - what several stages share about vectors: small
- * constructors (a lane or lanes of a vector, a broadcast, a vector constant)
- * and the rule set gep_pushing (GEP through VECTORIZE/VCONST/CONST/ALU/CAT,
- * GEP of GEP, identity GEPs, VECTORIZE of GEPs of one vector), as in
- * tinygrad v0.12.0's symbolic.py.  Sets are built on first use and freed by
- * vector_rules_free(), which also frees the expander's and the
- * devectorizer's composed sets. */
+/* vector_rules.h - small vector constructors the symbolic rules and the
+ * stages share (a lane or lanes of a vector, a broadcast, a vector
+ * constant).  Their rules, gep_pushing (GEP through VECTORIZE/VCONST/CONST/
+ * ALU/CAT, GEP of GEP, identity GEPs, VECTORIZE of GEPs of one vector, as in
+ * tinygrad v0.12.0's symbolic.py), are registered by symbolic.c. */
 #ifndef UOPDB_VECTOR_RULES_H
 #define UOPDB_VECTOR_RULES_H
 #include "../rewrite/pattern.h"
@@ -33,16 +31,4 @@ const UOp *vec_const(UCtx *c, const DType *dt, const Arg *const *vals, int n);
  * or has more than max items) */
 const Arg *vec_int_tuple(UCtx *c, const int *v, int n);
 int vec_tuple_ints(const Arg *a, int *out, int max);
-/* the pattern text of tinygrad's GroupOp.ALU */
-#define VEC_ALU_OPS \
-    "EXP2 LOG2 SIN SQRT RECIPROCAL NEG TRUNC ADD MUL SHL SHR IDIV MAX MOD CMPLT CMPNE CMPEQ XOR OR AND " \
-    "THREEFRY SUB FDIV POW WHERE MULACC"
-
-const RuleSet *stage_rules_gep_pushing(void);
-void vector_rules_free(void);
-
-/* the composed sets of stages 9 and 14 (expander.c, devectorize.c) */
-void expander_rules_free(void);
-void devectorize_rules_free(void);
-
 #endif

@@ -3,6 +3,7 @@
  * from, so that lanes of VECTORIZEs, constants and ALUs become the scalar
  * values they are, and CAT (which no backend renders) becomes a VECTORIZE. */
 #include "vector_rules.h"
+#include "sym_rules.h"
 #include <stdio.h>
 
 #define CTX (m->ctx)
@@ -196,26 +197,9 @@ static const RuleSpec gep_pushing_specs[] = {
     RULE_FN("gep_of_const", "(GEP {CONST VCONST})", gep_of_const),
     RULE_FN("gep_of_void", "(GEP _)", gep_of_void),
     RULE_FN("gep_identity", "(GEP _)", gep_identity),
-    RULE_FN("gep_through_alu", "(GEP {" VEC_ALU_OPS " CAST BITCAST})", gep_through_alu),
+    RULE_FN("gep_through_alu", "(GEP {ALU CAST BITCAST})", gep_through_alu),
     RULE_FN("cat_to_vectorize", "(CAT)", cat_to_vectorize),
     RULE_FN("vectorize_of_geps", "(VECTORIZE (GEP _) ...)", vectorize_of_geps),
 };
 
-static RuleSet *gep_pushing;
-
-const RuleSet *stage_rules_gep_pushing(void) {
-    if (!gep_pushing) {
-        char err[256];
-        gep_pushing = ruleset_from_specs("gep_pushing", gep_pushing_specs,
-                                         (int)(sizeof gep_pushing_specs / sizeof *gep_pushing_specs), err, sizeof err);
-        if (!gep_pushing) fprintf(stderr, "uopdb: gep_pushing rules do not compile: %s\n", err);
-    }
-    return gep_pushing;
-}
-
-void vector_rules_free(void) {
-    expander_rules_free();
-    devectorize_rules_free();
-    if (gep_pushing) ruleset_free(gep_pushing);
-    gep_pushing = NULL;
-}
+const RuleTable gep_pushing_rules = RULE_TABLE(gep_pushing_specs);

@@ -1,0 +1,83 @@
+/* stage_rulesets.c - every rule set the codegen stages run, registered by
+ * tinygrad v0.12.0's name (with the symbolic sets and the scheduler's
+ * pm_reduce_unparented), so a stage row, uop.ruleset(name) and the docs
+ * name the same thing. */
+#include <pthread.h>
+#include <stdio.h>
+#include "stage_rules.h"
+#include "../sched/reduce_unparented.h"
+#include "../sym/symbolic.h"
+
+#define ONE(t) static const RuleTable *const t##_list[] = {&t}
+ONE(pm_mops_rules);
+ONE(pm_syntactic_sugar_rules);
+ONE(pm_flatten_range_rules);
+ONE(pm_split_ranges_rules);
+ONE(pm_simplify_ranges_rules);
+ONE(pm_split_store_rules);
+ONE(pm_move_where_on_load_rules);
+ONE(pm_reduce_unparented_rules);
+ONE(rangeify_codegen_rules);
+ONE(pm_add_buffers_local_rules);
+ONE(pm_pre_expander_rules);
+ONE(pm_group_for_reduce_rules);
+ONE(expander_rules);
+ONE(pm_reduce_rules);
+ONE(pm_add_gpudims_rules);
+ONE(pm_add_loads_rules);
+ONE(devectorize_rules);
+ONE(load_store_folding_rules);
+ONE(correct_load_store_rules);
+ONE(load_store_indexing_rules);
+ONE(pm_lower_index_dtype_rules);
+ONE(get_late_rewrite_patterns_rules);
+ONE(pm_render_rules);
+ONE(extra_matcher_rules);
+ONE(pm_split_ends_rules);
+ONE(pm_add_control_flow_rules);
+ONE(pm_linearize_cleanups_rules);
+#define SET(name, base, about) {#name, base, RULE_TABLES(name##_rules_list), about}
+
+static const RuleSetDef STAGE_SETS[] = {
+    SET(pm_mops, NULL, "movement ops left on an INDEX become index arithmetic"),
+    SET(pm_syntactic_sugar, NULL, "an INDEX of a pointer INDEX concatenates them"),
+    SET(pm_flatten_range, NULL, "the range lists of REDUCE/STORE/END flattened and ordered"),
+    SET(pm_split_ranges, NULL, "a RANGE used as r%c splits into outer*c + inner"),
+    SET(pm_simplify_ranges, NULL, "adjacent ranges merge when that adds no div/mod"),
+    SET(pm_split_store, NULL, "a store loop is cut where a comparison inside it flips (CPU)"),
+    SET(pm_move_where_on_load, NULL, "a WHERE guarding a load moves into the load's INDEX"),
+    SET(pm_reduce_unparented, NULL, "a reduction over ranges its value does not use becomes arithmetic"),
+    SET(rangeify_codegen, NULL, "CONTIGUOUS/NOOP wrappers dropped, STORE args stripped, local broadcasts loaded"),
+    SET(pm_add_buffers_local, "pm_mops", "local BUFFERIZE to DEFINE_LOCAL (not offered yet: an error naming it)"),
+    SET(pm_pre_expander, NULL, "UPCAST/UNROLL ranges become UNROLL; REDUCE and STORE over them fixed"),
+    SET(pm_group_for_reduce, NULL, "GROUP_REDUCE ranges of a REDUCE split out"),
+    SET(expander, NULL, "ops over UNROLL expanded lane by lane; CONTRACT into vectors"),
+    SET(pm_reduce, NULL, "REDUCE becomes an accumulator register: init, update in the loop, read after"),
+    SET(pm_add_gpudims, NULL, "a THREAD range becomes SPECIAL gidx0, the core_id"),
+    SET(pm_add_loads, NULL, "a value INDEX becomes LOAD of the INDEX as a pointer"),
+    SET(devectorize, NULL, "vector ALUs and vector INDEX split into what the target supports"),
+    SET(load_store_folding, NULL, "INDEX of a VECTORIZE expanded; contiguous lanes folded into vector loads/stores"),
+    SET(correct_load_store, NULL, "vector loads/stores split to the widths the target has"),
+    SET(load_store_indexing, NULL, "a true gate dropped from an INDEX"),
+    SET(pm_lower_index_dtype, NULL, "index becomes int32 where bounds allow, int64 otherwise (seeds/000)"),
+    SET(get_late_rewrite_patterns, NULL, "ops the LLVM renderer lacks rewritten into ops it has"),
+    SET(pm_render, NULL, "vector constants and GEPs explicit; masked loads get an alt value"),
+    SET(extra_matcher, NULL, "the renderer's extra patterns: bfloat16 math in float32"),
+    SET(pm_split_ends, NULL, "an END of several ranges becomes nested single-range ENDs"),
+    SET(pm_add_control_flow, NULL, "a RANGE waits for the END of the sibling loop before it"),
+    SET(pm_linearize_cleanups, NULL, "a gated STORE becomes IF / STORE / ENDIF (line rewrite)"),
+    {"pm_decomp", "symbolic_simple + get_late_rewrite_patterns", NULL, 0,
+     "symbolic_simple + get_late_rewrite_patterns, as stage 18 runs it and stage 19 starts with"},
+};
+
+static void register_sets(void) {
+    char err[256];
+    sym_register_rulesets();
+    if (!ruleset_register(STAGE_SETS, (int)(sizeof STAGE_SETS / sizeof *STAGE_SETS), err, sizeof err))
+        fprintf(stderr, "uopdb: %s\n", err);
+}
+
+void stages_register_rulesets(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_sets);
+}

@@ -1,6 +1,6 @@
 /* lua_module.c - luaopen_uopdb: builds the module table from its parts,
  * owns the one UCtx of a Lua state (freed when the state closes) and runs
- * the embedded Lua prelude. */
+ * the embedded Lua parts (the prelude, the Tensor front end). */
 #include "uopdb_lua.h"
 #include "lua_internal.h"
 #include <lualib.h>
@@ -9,10 +9,34 @@
 #define CTX_KEY "uopdb.ctx"
 #define MODULE_KEY "uopdb.module"
 
-extern const char uopdb_lua_prelude[];
-extern const size_t uopdb_lua_prelude_len;
-extern const char uopdb_lua_tensor[];
-extern const size_t uopdb_lua_tensor_len;
+/* The parts of the module written in Lua, run in this order when it opens.
+ * Each is scripting/NAME.lua, embedded by the Makefile as uopdb_lua_NAME
+ * (scripts/embed.sh) and loaded as the chunk "=uopdb/NAME.lua", the name
+ * messages and tracebacks show.  A new file needs one line here. */
+#define LUA_PARTS(X)      \
+    X(prelude)            \
+    X(tensor)             \
+    X(tensor_dtype)       \
+    X(tensor_movement)    \
+    X(tensor_elementwise) \
+    X(tensor_reduce)      \
+    X(tensor_window)      \
+    X(tensor_create)      \
+    X(tensor_realize)
+
+#define DECLARE_PART(name)                \
+    extern const char uopdb_lua_##name[]; \
+    extern const size_t uopdb_lua_##name##_len;
+LUA_PARTS(DECLARE_PART)
+
+static const struct LuaPart {
+    const char *chunkname;
+    const char *data;
+    const size_t *len;
+} lua_parts[] = {
+#define PART_ENTRY(name) {"=uopdb/" #name ".lua", uopdb_lua_##name, &uopdb_lua_##name##_len},
+    LUA_PARTS(PART_ENTRY)
+};
 
 typedef struct CtxBox { UCtx *c; } CtxBox;
 
@@ -84,16 +108,17 @@ int luaopen_uopdb(lua_State *L) {
     lua_setfield(L, -2, "version");
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
-    /* the prelude adds the parts written in Lua; it receives the table */
-    if (luaL_loadbuffer(L, uopdb_lua_prelude, uopdb_lua_prelude_len, "=uopdb/prelude.lua") != LUA_OK)
-        return lua_error(L);
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
-    /* the Tensor front end, also written in Lua; it receives the table */
-    if (luaL_loadbuffer(L, uopdb_lua_tensor, uopdb_lua_tensor_len, "=uopdb/tensor.lua") != LUA_OK)
-        return lua_error(L);
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    /* the Lua parts add to the table; each receives it and one table the
+     * parts share their helpers through, which scripts never see */
+    lua_newtable(L);
+    for (size_t i = 0; i < sizeof lua_parts / sizeof lua_parts[0]; i++) {
+        const struct LuaPart *p = &lua_parts[i];
+        if (luaL_loadbuffer(L, p->data, *p->len, p->chunkname) != LUA_OK) return lua_error(L);
+        lua_pushvalue(L, -3); /* the module table */
+        lua_pushvalue(L, -3); /* the shared table */
+        lua_call(L, 2, 0);
+    }
+    lua_pop(L, 1);
     return 1;
 }
 

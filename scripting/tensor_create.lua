@@ -1,0 +1,178 @@
+-- tensor_create.lua - making tensors: Tensor.new from nested tables,
+-- numbers and UOps, empty, full, zeros, ones and the _like forms, arange,
+-- eye, and rand with its host generator.
+local uop, shared = ...
+local Tensor = uop.Tensor
+local dtypes = uop.dtypes
+local F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool
+local fail, is_tensor, is_opts = shared.fail, shared.is_tensor, shared.is_opts
+local fmt_shape, prod, shape_eq = shared.fmt_shape, shared.prod, shared.shape_eq
+local concat, ceildiv, new_shape_args = shared.concat, shared.ceildiv, shared.new_shape_args
+local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype, shared.is_float
+local from_lua, as_const, const_tensor = shared.from_lua, shared.as_const, shared.const_tensor
+local reshape_raw, cumalu = shared.reshape_raw, shared.cumalu
+
+-- shape and flat values of a nested table
+local function nested_shape(data, path)
+  if type(data) ~= "table" then return {} end
+  local n = #data
+  if n == 0 then return {0} end
+  local sub = nested_shape(data[1], path .. "[1]")
+  for i = 2, n do
+    local s = nested_shape(data[i], path .. "[" .. i .. "]")
+    if not shape_eq(s, sub) then
+      fail("inhomogeneous shape: %s%s has shape %s, %s[1] has %s", "data", path .. "[" .. i .. "]", fmt_shape(s), path == "" and "data" or "data" .. path, fmt_shape(sub))
+    end
+  end
+  return concat({n}, sub)
+end
+
+local function flatten_values(data, out)
+  if type(data) == "table" then
+    for i = 1, #data do flatten_values(data[i], out) end
+  else
+    if type(data) ~= "number" and type(data) ~= "boolean" then
+      fail("Tensor: elements must be numbers or booleans, got %s", type(data))
+    end
+    out[#out + 1] = data
+  end
+  return out
+end
+
+local function from_uop(u)
+  local shape = uop.shape(u)
+  if not shape then fail("Tensor: %s has no tensor shape", tostring(u)) end
+  return wrap(u, shape)
+end
+
+-- Tensor.new(data [, dtype]): data a nested table, a number or boolean (a
+-- constant of shape ()), a UOp of a tensor graph, or a Tensor
+function Tensor.new(data, dtype)
+  if is_opts(dtype) then dtype = dtype.dtype end
+  local dt = dtype and to_dtype(dtype)
+  if is_tensor(data) then return dt and data:cast(dt) or data end
+  if type(data) == "userdata" then return from_uop(data) end
+  if type(data) == "number" or type(data) == "boolean" then return const_tensor(data, dt or from_lua(data)) end
+  if type(data) ~= "table" then fail("Tensor: cannot make a tensor of a %s", type(data)) end
+  local shape = nested_shape(data, "")
+  local flat = flatten_values(data, {})
+  if not dt then
+    local all_bool, all_int = #flat > 0, #flat > 0
+    for _, v in ipairs(flat) do
+      if type(v) ~= "boolean" then all_bool = false end
+      if type(v) == "number" and math.type(v) ~= "integer" then all_int = false end
+    end
+    dt = all_bool and BOOL or all_int and I32 or F32
+  end
+  local store = info(dt).host and dt or F32
+  local vals = {}
+  for i, v in ipairs(flat) do vals[i] = as_const(v, store) end
+  local b = wrap(uop.buffer(store, vals), {#vals}, store)
+  return reshape_raw(b, shape):cast(dt)
+end
+
+function Tensor.from_uop(u) return from_uop(u) end
+
+-- Tensor.empty(shape...): a data buffer of zeros
+function Tensor.empty(...)
+  local shape, opts = new_shape_args("empty", ...)
+  local dt = to_dtype(opts.dtype or F32)
+  if not info(dt).host then fail("empty: %s cannot be held in a host buffer", info(dt).name) end
+  return reshape_raw(wrap(uop.buffer(dt, prod(shape)), {prod(shape)}, dt), shape)
+end
+
+function Tensor.full(shape, value, opts)
+  opts = opts or {}
+  if type(shape) ~= "table" then shape = {shape} end
+  shape = new_shape_args("full", shape)
+  local dt = opts.dtype and to_dtype(opts.dtype) or from_lua(value)
+  local ones = {}
+  for i = 1, #shape do ones[i] = 1 end
+  return const_tensor(value, dt, true):reshape(ones):expand(shape)
+end
+
+function Tensor.zeros(...)
+  local shape, opts = new_shape_args("zeros", ...)
+  return Tensor.full(shape, 0.0, opts)
+end
+
+function Tensor.ones(...)
+  local shape, opts = new_shape_args("ones", ...)
+  return Tensor.full(shape, 1.0, opts)
+end
+
+function Tensor:full_like(value, opts)
+  return Tensor.full(self._shape, value, {dtype = opts and opts.dtype or self._dtype})
+end
+function Tensor:zeros_like(opts) return self:full_like(0, opts) end
+function Tensor:ones_like(opts) return self:full_like(1, opts) end
+
+-- Tensor.arange(stop) / (start, stop [, step]) [, {dtype=}]
+function Tensor.arange(start, stop, step, opts)
+  if is_opts(stop) then stop, opts = nil, stop
+  elseif is_opts(step) then step, opts = nil, step end
+  opts = opts or {}
+  if stop == nil then start, stop = 0, start end
+  step = step or 1
+  for _, v in ipairs({start, stop, step}) do
+    if type(v) ~= "number" then fail("arange: start, stop and step must be numbers") end
+  end
+  if step == 0 then fail("arange: step must not be zero") end
+  local any_float = math.type(start) == "float" or math.type(stop) == "float" or math.type(step) == "float"
+  local dt = opts.dtype and to_dtype(opts.dtype) or (any_float and F32 or I32)
+  local i = info(dt)
+  if i.kind ~= "float" and (start < i.min or i.max < stop - step) then
+    fail("arange [%s, %s) is not representable in dtype %s", tostring(start), tostring(stop), i.name)
+  end
+  local len = math.ceil((stop - start) / step)
+  if math.type(start) == "integer" and math.type(stop) == "integer" and math.type(step) == "integer" then
+    len = ceildiv(stop - start, step)
+  end
+  if len <= 0 then return Tensor.new({}, dt) end
+  return cumalu(Tensor.full({math.tointeger(len)}, step, {dtype = dt}), 0, "ADD"):add(start - step):cast(dt)
+end
+
+function Tensor.eye(n, m, opts)
+  if is_opts(m) then m, opts = nil, m end
+  opts = opts or {}
+  m = m or n
+  if math.type(n) ~= "integer" or math.type(m) ~= "integer" or n < 0 or m < 0 then
+    fail("eye: sizes must be non-negative integers, got %s, %s", tostring(n), tostring(m))
+  end
+  return Tensor.arange(n):unsqueeze(-1):eq(Tensor.arange(m)):cast(opts.dtype and to_dtype(opts.dtype) or F32)
+end
+
+-- random numbers: splitmix64 on the host, uniform in [0, 1)
+local rng_state = 0
+function Tensor.manual_seed(seed)
+  if math.type(seed) ~= "integer" then fail("manual_seed: the seed must be an integer") end
+  rng_state = seed
+end
+
+local function splitmix(state)
+  state = state + 0x9E3779B97F4A7C15
+  local z = state
+  z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+  z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+  return state, z ~ (z >> 31)
+end
+
+function Tensor.rand(...)
+  local shape, opts = new_shape_args("rand", ...)
+  local dt = to_dtype(opts.dtype or F32)
+  if not is_float(dt) then fail("rand only supports float dtypes, got %s", info(dt).name) end
+  local bits = info(dt).mantissa
+  local state = opts.seed or rng_state
+  if math.type(state) ~= "integer" then fail("rand: the seed must be an integer") end
+  local vals = {}
+  local scale = 2.0 ^ -bits
+  for i = 1, prod(shape) do
+    local z
+    state, z = splitmix(state)
+    vals[i] = (z >> (64 - bits)) * scale
+  end
+  if not opts.seed then rng_state = state end
+  local store = info(dt).host and dt or F32
+  local b = wrap(uop.buffer(store, vals), {#vals}, store)
+  return reshape_raw(b, shape):cast(dt)
+end

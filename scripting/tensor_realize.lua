@@ -1,0 +1,123 @@
+-- tensor_realize.lua - a tensor's values: realize (compile and run through
+-- uop.compile), tolist, item, and tostring in numpy's layout.
+local uop, shared = ...
+local Tensor = uop.Tensor
+local fail, is_tensor, prod, wrap = shared.fail, shared.is_tensor, shared.prod, shared.wrap
+local info, reshape_raw = shared.info, shared.reshape_raw
+
+-- the BUFFER holding self's values when self is a buffer (maybe reshaped)
+local function realized_buffer(self)
+  local u = self.uop
+  if u:op() == "RESHAPE" then u = u:src()[1] end
+  if u:op() == "BUFFER" and uop._has_data(u) then return u end
+  return nil
+end
+
+-- t:realize(...): computes self (and the other tensors given) with
+-- uop.compile; each becomes its result buffer reshaped to its shape
+function Tensor:realize(...)
+  local pending = {}
+  for _, t in ipairs({self, ...}) do
+    if not is_tensor(t) then fail("realize: expected Tensors, got %s", type(t)) end
+    if not realized_buffer(t) then pending[#pending + 1] = t end
+  end
+  if #pending == 0 then return self end
+  if type(uop.compile) ~= "function" then fail("uop.compile is not available") end
+  local program = uop.compile(#pending == 1 and pending[1] or pending)
+  local outs = program:run()
+  for i, t in ipairs(pending) do
+    local b = outs[i]
+    if not b then fail("realize: the program returned %d outputs for %d tensors", #outs, #pending) end
+    t.uop = reshape_raw(wrap(b, {prod(t._shape)}, b:dtype()), t._shape).uop
+  end
+  return self
+end
+
+function Tensor:tolist()
+  self:realize()
+  return uop.buffer_values(realized_buffer(self), self._shape)
+end
+
+function Tensor:item()
+  if self:numel() ~= 1 then fail("item: the tensor has %d elements, not 1", self:numel()) end
+  self:realize()
+  return uop.buffer_values(realized_buffer(self))[1]
+end
+
+-- the shortest decimal that reads back as v in dt (numpy's float repr)
+local function float_repr(v, dt)
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" end
+  if v == -math.huge then return "-inf" end
+  local name = info(dt).name
+  -- whole numbers print without an exponent, as numpy does (90., not 9e+01)
+  if v == math.floor(v) and math.abs(v) < 1e16 then return string.format("%.0f.", v) end
+  local s
+  for p = 1, 17 do
+    s = string.format("%." .. p .. "g", v)
+    local back = tonumber(s)
+    if name == "float32" then back = string.unpack("f", string.pack("f", back)) end
+    if back == v or (name ~= "float32" and name ~= "float64" and p >= 4) then break end
+  end
+  if not s:find("[.e]") then s = s .. "." end
+  return s
+end
+
+-- numpy's layout: [[1. 2.]\n [3. 4.]], decimal points aligned, long axes
+-- summarised with ...
+local function format_values(values, shape, dt)
+  local k = info(dt).kind
+  local function fmt(v)
+    if k == "bool" then return v and "True" or "False" end
+    if k ~= "float" then return string.format("%d", v) end
+    return float_repr(v, dt)
+  end
+  if #shape == 0 then return fmt(values) end
+  local summarise = prod(shape) > 1000
+  local function shown(i, n) return not summarise or n <= 6 or i <= 3 or i > n - 3 end
+  -- widths of the integer and fraction parts (split at the point for floats)
+  local left, right, plain = 0, 0, k ~= "float"
+  local function split(s)
+    if plain or s:find("e") or not s:find("%.") then return s, "" end
+    return s:match("^(.-%.)(.*)$")
+  end
+  local function collect(a, dim)
+    if dim > #shape then
+      local s = fmt(a)
+      if k == "float" and (s:find("e") or not s:find("%.")) then plain = true end
+      return
+    end
+    for i = 1, #a do if shown(i, #a) then collect(a[i], dim + 1) end end
+  end
+  local function measure(a, dim)
+    if dim > #shape then
+      local l, r = split(fmt(a))
+      left, right = math.max(left, #l), math.max(right, #r)
+      return
+    end
+    for i = 1, #a do if shown(i, #a) then measure(a[i], dim + 1) end end
+  end
+  collect(values, 1)
+  measure(values, 1)
+  local function cell(v)
+    local l, r = split(fmt(v))
+    return string.rep(" ", left - #l) .. l .. r .. string.rep(" ", right - #r)
+  end
+  local function render(a, dim)
+    local n = #a
+    local parts = {}
+    for i = 1, n do
+      if summarise and n > 6 and i == 4 then parts[#parts + 1] = "..." end
+      if shown(i, n) then parts[#parts + 1] = dim == #shape and cell(a[i]) or render(a[i], dim + 1) end
+    end
+    local sep = dim == #shape and " " or (string.rep("\n", #shape - dim) .. string.rep(" ", dim))
+    return "[" .. table.concat(parts, sep) .. "]"
+  end
+  return render(values, 1)
+end
+
+Tensor.format_values = format_values
+
+function Tensor:__tostring()
+  return format_values(self:tolist(), self._shape, self._dtype)
+end

@@ -22,17 +22,25 @@ else
   LDSAN :=
 endif
 
+# Packages first, flags after.  The flags below come from pkg-config and
+# llvm-config-19, which the deps step installs on a fresh machine, so they are
+# recursive (=) variables, computed when a recipe uses them, never when this
+# file is read; every rule whose recipe uses them has deps as an order-only
+# prerequisite (| deps), so deps runs before the first compile or link.
+# Keep it so: a := here would break the README's first command.
+# DEPS_SCRIPT replaces scripts/deps.sh (tests/setup/run.sh uses a fake one).
+DEPS_SCRIPT ?= scripts/deps.sh
 CC ?= cc
-LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
-LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
-CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC $(OPT) $(LUA_CFLAGS) -I.
-LDLIBS := $(LUA_LIBS) -lm -lpthread
-# LLVM (the backend): only the include path, so LLVM's own -std/-O flags stay out
 LLVM_CONFIG ?= llvm-config-19
-LLVM_CFLAGS := -I$(shell $(LLVM_CONFIG) --includedir)
-LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) $(shell $(LLVM_CONFIG) --libs)
-CFLAGS += $(LLVM_CFLAGS)
-LDLIBS += $(LLVM_LIBS)
+# $(call need,TOOL): nothing, or stop with one line if TOOL is not on PATH
+need = $(if $(shell command -v $1 2>/dev/null),,$(error $1 not found: run `make deps` to install the Debian packages))
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+LUA_LIBS = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+# LLVM (the backend): only the include path, so LLVM's own -std/-O flags stay out
+LLVM_CFLAGS = $(call need,$(LLVM_CONFIG))-I$(shell $(LLVM_CONFIG) --includedir)
+LLVM_LIBS = $(call need,$(LLVM_CONFIG))$(shell $(LLVM_CONFIG) --ldflags --libs)
+CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC $(OPT) $(LUA_CFLAGS) -I. $(LLVM_CFLAGS)
+LDLIBS = $(LUA_LIBS) -lm -lpthread $(LLVM_LIBS)
 
 CORE_SRC := $(sort $(wildcard core/*/*.c))
 VIZ_SRC := $(sort $(wildcard viz/*.c))
@@ -46,13 +54,13 @@ SCRIPT_OBJ := $(SCRIPT_SRC:%.c=$(BUILD)/%.o) $(LUA_EMBED:scripting/%.lua=$(BUILD
 REPL_OBJ := $(REPL_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-san test-only bench deps install clean fuzz-symbolic fuzz-pipeline
+.PHONY: all run test test-san bench deps install clean fuzz-symbolic fuzz-pipeline
 all: $(BUILD)/uopdb $(BUILD)/uopdb.so
 
 deps:
-	@scripts/deps.sh
+	@$(DEPS_SCRIPT)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -60,40 +68,37 @@ $(BUILD)/gen/%_lua.c: scripting/%.lua scripts/embed.sh
 	@mkdir -p $(dir $@)
 	scripts/embed.sh $< $@ uopdb_lua_$*
 
-$(BUILD)/gen/%_lua.o: $(BUILD)/gen/%_lua.c
+$(BUILD)/gen/%_lua.o: $(BUILD)/gen/%_lua.c | deps
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libuopdb.a: $(CORE_OBJ) $(SCRIPT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/uopdb: $(REPL_OBJ) $(BUILD)/libuopdb.a
+$(BUILD)/uopdb: $(REPL_OBJ) $(BUILD)/libuopdb.a | deps
 	$(CC) $(LDSAN) -o $@ $(REPL_OBJ) $(BUILD)/libuopdb.a $(LDLIBS) -ledit
 
 # the module a stock lua5.4 loads with require "uopdb" (Lua symbols come from the host)
-$(BUILD)/uopdb.so: $(CORE_OBJ) $(SCRIPT_OBJ)
+$(BUILD)/uopdb.so: $(CORE_OBJ) $(SCRIPT_OBJ) | deps
 	$(CC) $(LDSAN) -shared -o $@ $^ $(LLVM_LIBS) -lm -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libuopdb.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libuopdb.a | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS) -lcmocka
 
-run: deps all
+run: all
 	@if [ -n "$(SAMPLE)" ]; then $(BUILD)/uopdb -i $(SAMPLE); else $(BUILD)/uopdb; fi
 
-test: deps
-	@$(MAKE) --no-print-directory test-only
-
-test-only: all $(UNIT_BIN)
+test: all $(UNIT_BIN)
 	@tests/run_all.sh $(BUILD)
 
 test-san:
 	@UOPDB_FUZZ_PROGRAMS=$${UOPDB_FUZZ_PROGRAMS:-40} $(MAKE) --no-print-directory test SAN=1
 
-$(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a
+$(BUILD)/bench: tests/bench/bench.c $(BUILD)/libuopdb.a | deps
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS)
 
-bench: deps
+bench:
 	@$(MAKE) --no-print-directory $(BUILD)/bench SAN=0
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb SAN=0
 	@$(BUILD)/bench
@@ -102,10 +107,10 @@ bench: deps
 # the random-expression checker of the symbolic engine, by hand: make fuzz-symbolic N=1000000 SEED=1
 N ?= 100000
 SEED ?= 1
-$(BUILD)/fuzz_symbolic: tests/fuzz/fuzz_symbolic.c $(BUILD)/libuopdb.a
+$(BUILD)/fuzz_symbolic: tests/fuzz/fuzz_symbolic.c $(BUILD)/libuopdb.a | deps
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libuopdb.a $(LDSAN) $(LDLIBS)
 
-fuzz-symbolic: deps
+fuzz-symbolic:
 	@$(MAKE) --no-print-directory $(BUILD)/fuzz_symbolic
 	@$(BUILD)/fuzz_symbolic $(N) $(SEED)
 
@@ -120,6 +125,6 @@ clean:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # the random checker of whole tensor programs, by hand: make fuzz-pipeline N=1000 SEED=1
-fuzz-pipeline: deps
+fuzz-pipeline:
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb
 	@$(BUILD)/uopdb tests/fuzz/fuzz_pipeline.lua $(if $(filter command line,$(origin N)),$(N),1000) $(SEED)

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/stages/stages.h"
 #include "../core/util/strbuf.h"
+#include "../scripting/uopdb_lua.h"
 
 static const char help_text[] =
     "Type Lua; the value of an expression is printed.  Unfinished input continues\n"
@@ -120,7 +120,7 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
                 in_num = true;
             }
             if (!strcmp(name, "goto") && !sb_str(&args)[0]) {
-                fprintf(stderr, ":goto needs a stage number (0..%d)\n", STAGE_COUNT);
+                fprintf(stderr, ":goto needs a stage number (0..%d)\n", uopdb_lua_stage_count());
                 sb_free(&args);
                 return true;
             }

@@ -5,6 +5,7 @@
 #include "lua_internal.h"
 #include <lualib.h>
 #include <stdlib.h>
+#include "../core/stages/stages.h"
 
 #define CTX_KEY "uopdb.ctx"
 #define MODULE_KEY "uopdb.module"
@@ -128,3 +129,5 @@ void uopdb_lua_open(lua_State *L) {
     lua_setglobal(L, "Tensor");
     lua_setglobal(L, "uop");
 }
+
+int uopdb_lua_stage_count(void) { return STAGE_COUNT; }

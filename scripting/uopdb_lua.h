@@ -14,4 +14,7 @@ int luaopen_uopdb(lua_State *L);
  * libraries opened first. */
 void uopdb_lua_open(lua_State *L);
 
+/* The last stage number: a kernel's stages are 0 (as scheduled) to this. */
+int uopdb_lua_stage_count(void);
+
 #endif

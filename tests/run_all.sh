@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_all.sh [BUILD_DIR] - runs every test suite (C unit tests, Lua tests,
-# REPL tests, the stock-lua5.4 require test) and ends with one line
+# REPL tests, the Makefile without the packages, the layer check, the
+# stock-lua5.4 require test) and ends with one line
 # "tests: N passed, M failed".  Exits non-zero if anything failed.
 set -u
 build=${1:-build}
@@ -46,6 +47,8 @@ run_counted() { # name command...: the command prints "<word>: N passed, M faile
 echo "behaviour tests"
 if [ -f tests/lua/run.lua ]; then run_counted "lua" "$build/uopdb" tests/lua/run.lua; fi
 if [ -x tests/repl/run.sh ]; then run_counted "repl" tests/repl/run.sh "$build/uopdb"; fi
+if [ -x tests/layers/run.sh ]; then run_counted "layers" tests/layers/run.sh; fi
+if [ -x tests/setup/run.sh ]; then run_counted "setup (make, no deps)" tests/setup/run.sh; fi
 if [ -f tests/lua/require_test.lua ]; then
     # one check: the module loads into a stock lua5.4 and works there; a
     # sanitized module needs the sanitizer runtimes preloaded into lua5.4

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../../viz/render.h"
 #include "bounds.h"
 #include "eval.h"
 #include "symbolic.h"
@@ -73,6 +72,7 @@ typedef struct Point { int64_t v[NVARS]; } Point;
 
 typedef struct Check {
     const char *set;
+    SymRenderFn render;   /* the caller's expression renderer, or NULL */
     bool strict_size;
     bool grew;
     const Point *pts;
@@ -95,9 +95,10 @@ static bool may_overflow(const UOp *e) {
     return bad;
 }
 
-static void put_expr(StrBuf *sb, const UOp *u) {
-    if (u) uop_render_expr(sb, u);
-    else sb_puts(sb, "(null)");
+static void put_expr(StrBuf *sb, SymRenderFn render, const UOp *u) {
+    if (!u) sb_puts(sb, "(null)");
+    else if (render) render(sb, u);
+    else sb_printf(sb, "%%%u %s", u->id, op_name(uop_op(u)));
 }
 
 /* the size that must not grow: operations, not leaves (x+x -> x*2 trades
@@ -128,7 +129,7 @@ static Verdict check_one(UCtx *c, Check *k, const UOp *e) {
     if (k->grew && k->strict_size) {
         sb_printf(&k->why, "result has %zu operations, input %zu", ops_out, ops_in);
         sb_puts(&k->why, "\n  simplified: ");
-        put_expr(&k->why, s);
+        put_expr(&k->why, k->render, s);
         return V_FAIL;
     }
     EvalBinding b[NVARS];
@@ -147,7 +148,7 @@ static Verdict check_one(UCtx *c, Check *k, const UOp *e) {
                       (long long)b[1].value, (long long)b[2].value, (long long)ve, (long long)vs);
             sb_printf(&k->why, "\n  input bounds [%lld, %lld], simplified bounds [%lld, %lld]\n  simplified: ",
                       (long long)elo, (long long)ehi, (long long)slo, (long long)shi);
-            put_expr(&k->why, s);
+            put_expr(&k->why, k->render, s);
             return V_FAIL;
         }
     }
@@ -228,7 +229,7 @@ bool sym_check_run(const SymCheckOpts *opts, SymCheckResult *res) {
     if (npts > MAX_POINTS) npts = MAX_POINTS;
     Rng rng = {opts->seed * 2654435761u + 0x9E3779B97F4A7C15ull};
     Point pts[MAX_POINTS];
-    Check k = {.set = opts->set, .strict_size = opts->strict_size, .pts = pts, .npts = npts};
+    Check k = {.set = opts->set, .render = opts->render, .strict_size = opts->strict_size, .pts = pts, .npts = npts};
     sb_init(&k.why);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -257,13 +258,13 @@ bool sym_check_run(const SymCheckOpts *opts, SymCheckResult *res) {
             sb_init(&rep);
             sb_printf(&rep, "symbolic check failed on expression %zu (seed %llu)\n  original: ", i,
                       (unsigned long long)opts->seed);
-            put_expr(&rep, e);
+            put_expr(&rep, k.render, e);
             sb_printf(&rep, "\n  reason: %s\n", sb_str(&k.why));
             const UOp *small = shrink(c, &k, e);
             sb_puts(&rep, "shrunk reproducer:\n  vars:");
             for (int j = 0; j < NVARS; j++) sb_printf(&rep, " %s in [%lld, %lld]", var_names[j], (long long)k.lo[j], (long long)k.hi[j]);
             sb_puts(&rep, "\n  expression: ");
-            put_expr(&rep, small);
+            put_expr(&rep, k.render, small);
             sb_printf(&rep, "\n  reason: %s\n", sb_str(&k.why));
             res->report = sb_take(&rep);
             sb_free(&rep);

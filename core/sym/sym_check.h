@@ -13,6 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "../ir/uop.h"
+#include "../util/strbuf.h"
+
+/* writes u into sb (viz's uop_render_expr fits; core/sym may not include viz) */
+typedef void (*SymRenderFn)(StrBuf *sb, const UOp *u);
 
 typedef struct SymCheckOpts {
     size_t count;        /* expressions to check */
@@ -23,6 +28,7 @@ typedef struct SymCheckOpts {
     FILE *progress;      /* NULL: quiet; else a line every 10% */
     bool strict_size;    /* a result with more operations than its input is a failure (tinygrad's
                             canonical forms, e.g. x//-3 -> (x//3)*-1, can grow; off: counted only) */
+    SymRenderFn render;  /* renders expressions in the report; NULL: "%id OP" */
 } SymCheckOpts;
 
 typedef struct SymCheckResult {

@@ -7,9 +7,10 @@
 #include <string.h>
 #include "../../core/sym/sym_check.h"
 #include "../../core/sym/symbolic.h"
+#include "../../viz/render.h"
 
 int main(int argc, char **argv) {
-    SymCheckOpts o = {.count = 10000, .seed = 1, .progress = stdout};
+    SymCheckOpts o = {.count = 10000, .seed = 1, .progress = stdout, .render = uop_render_expr};
     if (argc > 1) o.count = strtoull(argv[1], NULL, 10);
     if (argc > 2) o.seed = strtoull(argv[2], NULL, 10);
     if (argc > 3 && argv[3][0] != '-') o.set = argv[3];

@@ -10,9 +10,10 @@
 #include "core/rewrite/registry.h"
 #include "core/sym/sym_check.h"
 #include "core/sym/symbolic.h"
+#include "viz/render.h"
 
 static void check_set(const char *set, size_t n, uint64_t seed) {
-    SymCheckOpts o = {.count = n, .seed = seed, .set = set};
+    SymCheckOpts o = {.count = n, .seed = seed, .set = set, .render = uop_render_expr};
     SymCheckResult r;
     bool ok = sym_check_run(&o, &r);
     printf("  %s: %zu checked, %zu skipped, nodes %zu -> %zu, %zu grew, %.2f s\n", set, r.checked, r.skipped, r.nodes_in,

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "core/rewrite/registry.h"
-#include "core/stages/pipeline.h"
+#include "core/debug/pipeline.h"
 #include "viz/tinygrad_repr.h"
 
 static UCtx *c;

@@ -1,381 +1,22 @@
-/* lua_compile.c - programs and kernels in Lua: uop.compile(t) schedules a
- * tensor graph into kernels and prepares each kernel's pipeline without
- * running it; a Program lists kernels and scheduler steps and runs through
- * the JIT (optionally validated against the reference); a Kernel steps
- * through the 22 stages and shows the IR, diffs, rules, DOT, LLVM IR and
- * assembly.  The last program or kernel touched is "current" for the REPL's
- * colon commands (uop.current()). */
+/* lua_kernel.c - a kernel in Lua: steps through the 22 stages (seek, step,
+ * back), shows the IR, diffs, the stage table, rules and rewrites, DOT,
+ * LLVM IR and assembly, sets opts, and checks or bisects the kernel against
+ * the reference (core/debug). */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "lua_internal.h"
+#include "lua_compile.h"
 #include "tensor_data.h"
-#include "../core/backend/program_run.h"
-#include "../core/sched/schedule.h"
-#include "../core/stages/pipeline.h"
 #include "../viz/diff.h"
 #include "../viz/dot.h"
 #include "../viz/listing.h"
 #include "../viz/render.h"
 
-#define PROGRAM_MT "uopdb.Program"
-#define KERNEL_MT "uopdb.Kernel"
-#define CURRENT_KEY "uopdb.current_kernel"
-
-typedef struct LProgram {
-    Schedule *s;
-    KernelPipeline **kps;
-    int nk;
-    const UOp *sink;
-} LProgram;
-
-typedef struct LKernel {
-    int index; /* 0-based; the program is the userdata's user value */
-} LKernel;
-
-static LProgram *check_program(lua_State *L, int idx) { return luaL_checkudata(L, idx, PROGRAM_MT); }
-
-static LProgram *program_alive(lua_State *L, int idx) {
-    LProgram *p = check_program(L, idx);
-    if (!p->s) luaL_error(L, "this program was freed");
-    return p;
-}
-
-/* The kernel at idx and its program (pushes nothing). */
-static KernelPipeline *check_kernel(lua_State *L, int idx, LProgram **prog_out) {
-    LKernel *k = luaL_checkudata(L, idx, KERNEL_MT);
-    lua_getiuservalue(L, idx, 1);
-    LProgram *p = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    if (!p || !p->s || k->index < 0 || k->index >= p->nk) luaL_error(L, "this kernel's program was freed");
-    if (prog_out) *prog_out = p;
-    return p->kps[k->index];
-}
-
-static void set_current(lua_State *L, int kernel_idx) {
-    lua_pushvalue(L, kernel_idx);
-    lua_setfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
-}
-
-/* Pushes kernel i of the program at prog_idx as a Kernel userdata. */
-static void push_kernel(lua_State *L, int prog_idx, int i) {
-    prog_idx = lua_absindex(L, prog_idx);
-    LKernel *k = lua_newuserdatauv(L, sizeof *k, 1);
-    k->index = i;
-    lua_pushvalue(L, prog_idx);
-    lua_setiuservalue(L, -2, 1);
-    luaL_setmetatable(L, KERNEL_MT);
-}
-
-static int parse_opts(lua_State *L, int idx, KernelOpt *out);
-
-/* ---- uop.compile ---- */
-
-static int l_compile(lua_State *L) {
-    UCtx *c = luop_ctx(L);
-    const UOp *outs[64];
-    int n = 0;
-    const UOp *one = luop_test_tensor(L, 1);
-    if (one) {
-        outs[n++] = one;
-    } else if (lua_type(L, 1) == LUA_TTABLE) {
-        lua_Integer len = luaL_len(L, 1);
-        if (len < 1) return luaL_argerror(L, 1, "an empty list: give a tensor or a list of tensors");
-        if (len > 64) return luaL_argerror(L, 1, "at most 64 outputs");
-        for (lua_Integer i = 1; i <= len; i++) {
-            lua_geti(L, 1, i);
-            const UOp *u = luop_test_tensor(L, -1);
-            lua_pop(L, 1);
-            if (!u) return luaL_error(L, "uop.compile: item %d of the list is not a tensor or UOp", (int)i);
-            outs[n++] = u;
-        }
-    } else {
-        return luaL_argerror(L, 1, "a tensor, a UOp, or a list of them expected");
-    }
-    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}} */
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        lua_pushnil(L);
-        while (lua_next(L, 2)) {
-            lua_pop(L, 1);
-            if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "kernel_opts"))
-                return luaL_error(L, "uop.compile: unknown option %s (known: kernel_opts)", luaL_tolstring(L, -1, NULL));
-        }
-    }
-    const UOp *sink = uop_sink(c, outs, n);
-    if (!sink) return luop_ctx_error(L);
-    char err[1024];
-    Schedule *s = schedule_build(c, sink, err, sizeof err);
-    if (!s) return luaL_error(L, "uop.compile: %s", err);
-    LProgram *p = lua_newuserdatauv(L, sizeof *p, 0);
-    memset(p, 0, sizeof *p);
-    luaL_setmetatable(L, PROGRAM_MT);
-    p->s = s;
-    p->sink = sink;
-    p->kps = calloc((size_t)s->nkernels + 1, sizeof *p->kps);
-    if (!p->kps) return luaL_error(L, "out of memory");
-    p->nk = s->nkernels;
-    for (int i = 0; i < s->nkernels; i++) {
-        p->kps[i] = pipeline_new(c, s->kernels[i].name, s->kernels[i].ast);
-        if (!p->kps[i]) return luaL_error(L, "out of memory");
-    }
-    if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
-        if (!lua_istable(L, -1))
-            return luaL_error(L, "uop.compile: kernel_opts must be a table {[kernel] = {{op, axis, amount}, ...}}, got %s",
-                              luaL_typename(L, -1));
-        int t = lua_gettop(L);
-        lua_pushnil(L);
-        while (lua_next(L, t)) {
-            if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > p->nk)
-                return luaL_error(L, "uop.compile: kernel_opts: no kernel %s (the program has %d)",
-                                  luaL_tolstring(L, -2, NULL), p->nk);
-            if (!lua_istable(L, -1))
-                return luaL_error(L, "uop.compile: kernel_opts[%I]: a list of opts expected, got %s",
-                                  (LUAI_UACINT)lua_tointeger(L, -2), luaL_typename(L, -1));
-            KernelOpt opts[32];
-            int no = parse_opts(L, -1, opts);
-            pipeline_set_opts(p->kps[lua_tointeger(L, -2) - 1], opts, no);
-            lua_pop(L, 1);
-        }
-    }
-    lua_settop(L, lua_gettop(L) - (lua_type(L, 2) == LUA_TTABLE ? 1 : 0));
-    if (p->nk > 0) {
-        push_kernel(L, -1, 0);
-        set_current(L, lua_gettop(L));
-        lua_pop(L, 1);
-    }
-    return 1;
-}
-
-/* ---- Program ---- */
-
-static int p_gc(lua_State *L) {
-    LProgram *p = check_program(L, 1);
-    for (int i = 0; i < p->nk; i++) pipeline_free(p->kps[i]);
-    free(p->kps);
-    p->kps = NULL;
-    p->nk = 0;
-    schedule_free(p->s);
-    p->s = NULL;
-    return 0;
-}
-
-static int p_tostring(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    lua_pushfstring(L, "Program: %d kernel%s in %d generation%s, %d buffers", p->nk, p->nk == 1 ? "" : "s",
-                    p->s->ngenerations, p->s->ngenerations == 1 ? "" : "s", p->s->nbufs);
-    return 1;
-}
-
-static int p_kernels(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    lua_createtable(L, p->nk, 0);
-    for (int i = 0; i < p->nk; i++) {
-        push_kernel(L, 1, i);
-        lua_rawseti(L, -2, i + 1);
-    }
-    return 1;
-}
-
-static int p_kernel(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    lua_Integer i = luaL_optinteger(L, 2, 1);
-    if (i < 1 || i > p->nk)
-        return luaL_error(L, "no kernel %I: this program has %d (numbered from 1)", (LUAI_UACINT)i, p->nk);
-    push_kernel(L, 1, (int)i - 1);
-    set_current(L, lua_gettop(L));
-    return 1;
-}
-
-static int text_tostring(lua_State *L) {
-    lua_getfield(L, 1, "summary");
-    if (lua_isnil(L, -1)) lua_pushliteral(L, "(table)");
-    return 1;
-}
-
-/* Gives the table on top a metatable whose __tostring is its summary field,
- * so the REPL prints one line for a table that was already printed in full. */
-static void set_summary(lua_State *L, const char *summary) {
-    lua_pushstring(L, summary);
-    lua_setfield(L, -2, "summary");
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, text_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_setmetatable(L, -2);
-}
-
-static void print_text(const char *s) {
-    fputs(s, stdout);
-    size_t n = strlen(s);
-    if (n && s[n - 1] != '\n') fputc('\n', stdout);
-    fflush(stdout);
-}
-
-static double opt_number(lua_State *L, int t, const char *k, double dflt) {
-    if (lua_type(L, t) != LUA_TTABLE) return dflt;
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1) && !lua_isnumber(L, -1))
-        luaL_error(L, "option %s: a number expected, got %s", k, luaL_typename(L, -1));
-    double v = lua_isnil(L, -1) ? dflt : lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static bool opt_bool(lua_State *L, int t, const char *k) {
-    if (lua_type(L, t) != LUA_TTABLE) return false;
-    lua_getfield(L, t, k);
-    bool v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static int p_steps(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    bool quiet = opt_bool(L, 2, "quiet");
-    StrBuf sb;
-    sb_init(&sb);
-    sb_printf(&sb, "%-3s %-20s %7s %7s %8s %8s  %s\n", "#", "step", "before", "after", "rewrites", "ms", "purpose");
-    lua_createtable(L, p->s->nsteps, 0);
-    for (int i = 0; i < p->s->nsteps; i++) {
-        const SchedStep *st = &p->s->steps[i];
-        size_t nb = st->before ? uop_graph_size(st->before) : 0, na = st->after ? uop_graph_size(st->after) : 0;
-        sb_printf(&sb, "%-3d %-20s %7zu %7zu %8zu %8.3f  %s\n", i + 1, st->name, nb, na, st->trace.nrewrites, st->ms,
-                  st->purpose ? st->purpose : "");
-        lua_createtable(L, 0, 7);
-        lua_pushstring(L, st->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, st->purpose ? st->purpose : "");
-        lua_setfield(L, -2, "purpose");
-        luop_push(L, st->before);
-        lua_setfield(L, -2, "before");
-        luop_push(L, st->after);
-        lua_setfield(L, -2, "after");
-        lua_pushinteger(L, (lua_Integer)st->trace.nrewrites);
-        lua_setfield(L, -2, "rewrites");
-        lua_pushnumber(L, st->ms);
-        lua_setfield(L, -2, "ms");
-        lua_rawseti(L, -2, i + 1);
-    }
-    if (!quiet) print_text(sb_str(&sb));
-    sb_free(&sb);
-    char summary[64];
-    snprintf(summary, sizeof summary, "(%d scheduler steps)", p->s->nsteps);
-    set_summary(L, summary);
-    return 1;
-}
-
-static int p_text(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    StrBuf sb;
-    sb_init(&sb);
-    schedule_format(&sb, p->s);
-    lua_pushstring(L, sb_str(&sb));
-    sb_free(&sb);
-    return 1;
-}
-
-static int p_print(lua_State *L) {
-    p_text(L);
-    print_text(lua_tostring(L, -1));
-    return 0;
-}
-
-/* p:run([{validate=true, atol=, rtol=, quiet=}]) -> list of output BUFFER
- * UOps [, report] */
-static int p_run(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-    bool validate = opt_bool(L, 2, "validate"), quiet = opt_bool(L, 2, "quiet");
-    double atol = opt_number(L, 2, "atol", 1e-5), rtol = opt_number(L, 2, "rtol", 1e-4);
-    const Schedule *s = p->s;
-    int no = s->noutputs;
-    void **outs = lua_newuserdatauv(L, sizeof(void *) * (size_t)(no + 1), 0);
-    int outs_idx = lua_gettop(L);
-    lua_createtable(L, no, 0);
-    int list_idx = lua_gettop(L);
-    for (int j = 0; j < no; j++) {
-        const SchedBuffer *b = &s->bufs[s->outputs[j]];
-        const UOp *buf = luop_buffer_new(L, b->dtype, b->size, &outs[j]);
-        if (!buf) return luaL_error(L, "cannot allocate %s", b->name);
-        luop_push(L, buf);
-        lua_rawseti(L, list_idx, j + 1);
-    }
-    char err[1024];
-    if (!program_run(s, p->kps, luop_buffer_lookup, L, outs, err, sizeof err))
-        return luaL_error(L, "run: %s", err);
-    if (!validate) {
-        lua_pushvalue(L, list_idx);
-        return 1;
-    }
-    lua_createtable(L, 0, 4);
-    int rep_idx = lua_gettop(L);
-    StrBuf sb;
-    sb_init(&sb);
-    bool all_ok = true;
-    size_t mismatches = 0;
-    for (int j = 0; j < no; j++) {
-        ValidateReport rep;
-        if (j) sb_putc(&sb, '\n');
-        sb_puts(&sb, "validate: ");
-        if (!program_validate(s, j, outs[j], luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, sizeof err)) {
-            sb_free(&sb);
-            return luaL_error(L, "validate: %s", err);
-        }
-        all_ok = all_ok && rep.ok;
-        mismatches += rep.mismatches;
-    }
-    lua_pushboolean(L, all_ok);
-    lua_setfield(L, rep_idx, "ok");
-    lua_pushinteger(L, (lua_Integer)mismatches);
-    lua_setfield(L, rep_idx, "mismatches");
-    lua_pushstring(L, sb_str(&sb));
-    lua_setfield(L, rep_idx, "text");
-    if (!quiet) print_text(sb_str(&sb));
-    sb_free(&sb);
-    (void)outs_idx;
-    lua_pushvalue(L, list_idx);
-    lua_pushvalue(L, rep_idx);
-    return 2;
-}
-
-/* p:time([n]) -> best wall-clock ms of n runs (default 3) of the whole
- * program on outputs allocated once, after a first run that compiles */
-static int p_time(lua_State *L) {
-    LProgram *p = program_alive(L, 1);
-    lua_Integer n = luaL_optinteger(L, 2, 3);
-    if (n < 1) return luaL_argerror(L, 2, "at least one run");
-    const Schedule *s = p->s;
-    void **outs = lua_newuserdatauv(L, sizeof(void *) * (size_t)(s->noutputs + 1), 0);
-    memset(outs, 0, sizeof(void *) * (size_t)(s->noutputs + 1));
-    bool ok = true;
-    for (int j = 0; j < s->noutputs && ok; j++) {
-        const SchedBuffer *b = &s->bufs[s->outputs[j]];
-        outs[j] = buffer_alloc(b->dtype, b->size);
-        ok = outs[j] != NULL;
-    }
-    char err[1024] = "cannot allocate the outputs";
-    double best = -1;
-    for (lua_Integer i = 0; ok && i <= n; i++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        ok = program_run(s, p->kps, luop_buffer_lookup, L, outs, err, sizeof err);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        if (i > 0 && (best < 0 || ms < best)) best = ms;
-    }
-    for (int j = 0; j < s->noutputs; j++) buffer_free(outs[j]);
-    if (!ok) return luaL_error(L, "time: %s", err);
-    lua_pushnumber(L, best);
-    return 1;
-}
-
 /* ---- Kernel ---- */
 
-static int k_tostring(lua_State *L) {
+int luop_kernel_tostring(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     int pos = pipeline_position(kp);
     const Stage *st = stage_get(pos);
@@ -748,7 +389,7 @@ static int k_dot(lua_State *L) {
 
 /* Reads opts from the table at idx: {{"UPCAST", axis, amount}, ...} or a
  * single flat {"UPCAST", axis, amount}; returns how many. */
-static int parse_opts(lua_State *L, int idx, KernelOpt *out) {
+int parse_opts(lua_State *L, int idx, KernelOpt *out) {
     idx = lua_absindex(L, idx);
     luaL_checktype(L, idx, LUA_TTABLE);
     int n = (int)luaL_len(L, idx);
@@ -873,6 +514,19 @@ static int kernel_index(lua_State *L, int idx) {
     return k->index;
 }
 
+/* pushes the Lua report of one checked point: {ok=, mismatches=, stage=, text=} */
+static void push_report(lua_State *L, const ValidateReport *rep, int n, const char *text) {
+    lua_createtable(L, 0, 4);
+    lua_pushboolean(L, rep->ok);
+    lua_setfield(L, -2, "ok");
+    lua_pushinteger(L, (lua_Integer)rep->mismatches);
+    lua_setfield(L, -2, "mismatches");
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "stage");
+    lua_pushstring(L, text);
+    lua_setfield(L, -2, "text");
+}
+
 /* Runs the check of kernel at point n; pushes the report table {ok=,
  * mismatches=, text=} or, when the point cannot be run, returns false with
  * the reason in err. */
@@ -881,17 +535,7 @@ static bool check_point(lua_State *L, LProgram *p, int ki, int n, double atol, d
     StrBuf sb;
     sb_init(&sb);
     bool ok = program_check_kernel(p->s, p->kps, ki, n, luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, errlen);
-    if (ok) {
-        lua_createtable(L, 0, 4);
-        lua_pushboolean(L, rep.ok);
-        lua_setfield(L, -2, "ok");
-        lua_pushinteger(L, (lua_Integer)rep.mismatches);
-        lua_setfield(L, -2, "mismatches");
-        lua_pushinteger(L, n);
-        lua_setfield(L, -2, "stage");
-        lua_pushstring(L, sb_str(&sb));
-        lua_setfield(L, -2, "text");
-    }
+    if (ok) push_report(L, &rep, n, sb_str(&sb));
     sb_free(&sb);
     return ok;
 }
@@ -918,53 +562,34 @@ static int k_check(lua_State *L) {
 
 /* k:bisect([{quiet=}]): checks the kernel at every stage it can run and
  * returns the first stage whose output differs from the reference (nil if
- * none), and the per-stage reports */
+ * none), and the per-stage reports (indexed by stage + 1) */
 static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     bool quiet = opt_bool(L, 2, "quiet");
-    int ki = kernel_index(L, 1);
+    BisectResult r;
+    char err[1024];
+    if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, &r, err, sizeof err))
+        return luaL_error(L, "bisect: %s", err);
     lua_createtable(L, STAGE_COUNT + 1, 0);
-    int reports = lua_gettop(L);
-    int first_bad = -1;
-    StrBuf sb;
-    sb_init(&sb);
-    for (int n = 0; n <= STAGE_COUNT; n++) {
-        char err[1024];
-        const Stage *st = stage_get(n);
-        sb_printf(&sb, "  %2d  %-20s ", n, st ? st->name : "as scheduled");
-        if (!check_point(L, p, ki, n, 1e-5, 1e-4, err, sizeof err)) {
-            /* a stage the interpreter cannot run, or a stage that fails */
-            const char *why = strstr(err, "interp: ");
-            sb_printf(&sb, "not checked: %s\n", why ? why + 8 : err);
-            if (!pipeline_result(kp, n) && n > 0) break; /* the stage itself failed: later ones cannot run */
-            continue;
+    for (int n = 0; n <= STAGE_COUNT; n++)
+        if (r.points[n].state == POINT_MATCHES || r.points[n].state == POINT_DIFFERS) {
+            push_report(L, &r.points[n].rep, n, r.points[n].text);
+            lua_rawseti(L, -2, n + 1);
         }
-        lua_getfield(L, -1, "ok");
-        bool ok = lua_toboolean(L, -1);
-        lua_pop(L, 1);
-        lua_getfield(L, -1, "mismatches");
-        sb_printf(&sb, "%s\n", ok ? "matches the reference" : "DIFFERS from the reference");
-        lua_pop(L, 1);
-        lua_rawseti(L, reports, n + 1);
-        if (!ok && first_bad < 0) first_bad = n;
-    }
-    StrBuf head;
-    sb_init(&head);
-    sb_printf(&head, "bisect %s: ", pipeline_name(kp));
-    if (first_bad >= 0) sb_printf(&head, "first wrong at stage %d (%s)\n", first_bad, stage_get(first_bad) ? stage_get(first_bad)->name : "as scheduled");
-    else sb_puts(&head, "no checked stage differs from the reference\n");
     if (!quiet) {
-        fputs(sb_str(&head), stdout);
+        StrBuf sb;
+        sb_init(&sb);
+        bisect_format(&r, pipeline_name(kp), &sb);
         fputs(sb_str(&sb), stdout);
         fflush(stdout);
+        sb_free(&sb);
     }
-    sb_free(&head);
-    sb_free(&sb);
-    if (first_bad >= 0) lua_pushinteger(L, first_bad);
+    if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);
     else lua_pushnil(L);
-    lua_pushvalue(L, reports);
+    lua_insert(L, -2);
+    bisect_result_free(&r);
     return 2;
 }
 
@@ -974,51 +599,10 @@ static int k_program(lua_State *L) {
     return 1;
 }
 
-/* uop.clock(): a monotonic clock in milliseconds, for timing from Lua */
-static int l_clock(lua_State *L) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    lua_pushnumber(L, (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-    return 1;
-}
 
-static int l_current(lua_State *L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
-    return 1;
-}
-
-static const luaL_Reg program_methods[] = {
-    {"kernels", p_kernels}, {"kernel", p_kernel}, {"steps", p_steps}, {"print", p_print},
-    {"text", p_text},       {"run", p_run},       {"time", p_time},     {NULL, NULL}};
-
-static const luaL_Reg kernel_methods[] = {
+const luaL_Reg luop_kernel_methods[] = {
     {"name", k_name},     {"seek", k_seek},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
     {"bisect", k_bisect},   {NULL, NULL}};
-
-void luop_open_compile(lua_State *L) {
-    luaL_newmetatable(L, PROGRAM_MT);
-    lua_pushcfunction(L, p_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, p_tostring);
-    lua_setfield(L, -2, "__tostring");
-    luaL_newlib(L, program_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-
-    luaL_newmetatable(L, KERNEL_MT);
-    lua_pushcfunction(L, k_tostring);
-    lua_setfield(L, -2, "__tostring");
-    luaL_newlib(L, kernel_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-
-    lua_pushcfunction(L, l_compile);
-    lua_setfield(L, -2, "compile");
-    lua_pushcfunction(L, l_current);
-    lua_setfield(L, -2, "current");
-    lua_pushcfunction(L, l_clock);
-    lua_setfield(L, -2, "clock");
-}

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../sched/schedule.h"
-#include "../stages/pipeline.h"
+#include "pipeline.h"
 #include "../util/strbuf.h"
-#include "tensor_reference.h"
+#include "../backend/tensor_reference.h"
 
 /* Runs s.  kps[i] is kernel i's pipeline; inputs gives the host data of
  * input BUFFER nodes; outputs[j] is caller storage for output j (bufs

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast_interp.h"
-#include "backend.h"
+#include "../backend/ast_interp.h"
+#include "../backend/backend.h"
 
 /* Points data[b] of every input buffer at its host data. */
 static bool bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {

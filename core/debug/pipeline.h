@@ -7,7 +7,7 @@
 #define UOPDB_PIPELINE_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "stages.h"
+#include "../stages/stages.h"
 #include "../backend/backend.h"
 
 typedef struct StageResult {

@@ -1,0 +1,39 @@
+/* bisect.h - finds the first stage at which a kernel computes something
+ * wrong: the kernel is checked at every point 0..22 on the program's real
+ * data (program_check_kernel) and the first point whose output differs
+ * from the reference is named.  A point that cannot be run is reported as
+ * not checked, with the reason; a stage that fails ends the search. */
+#ifndef UOPDB_BISECT_H
+#define UOPDB_BISECT_H
+#include <stdbool.h>
+#include "program_run.h"
+
+typedef enum PointState {
+    POINT_MATCHES,     /* ran; the output matches the reference */
+    POINT_DIFFERS,     /* ran; the output differs */
+    POINT_NOT_CHECKED, /* could not be run (why says so) */
+    POINT_NOT_REACHED  /* a stage before it failed */
+} PointState;
+
+typedef struct PointCheck {
+    PointState state;
+    ValidateReport rep; /* POINT_MATCHES / POINT_DIFFERS */
+    char *text;         /* the validation report, or why it was not checked (malloc'd) */
+} PointCheck;
+
+typedef struct BisectResult {
+    int first_bad;                        /* -1: no checked point differs */
+    int checked;                          /* points that ran */
+    PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */
+} BisectResult;
+
+/* Checks kernel ki at every point; false only when out of memory or the
+ * inputs cannot be made (err says why).  Free with bisect_result_free. */
+bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
+                double rtol, BisectResult *out, char *err, size_t errlen);
+void bisect_result_free(BisectResult *r);
+
+/* The verdict and a line per point, as `:bisect` prints it. */
+void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb);
+
+#endif

@@ -1,0 +1,48 @@
+/* lua_compile.h - what the Program and Kernel bindings share
+ * (lua_program.c, lua_kernel.c): the Program userdata, the lookups of a
+ * live program or kernel, option readers and text helpers. */
+#ifndef UOPDB_LUA_COMPILE_H
+#define UOPDB_LUA_COMPILE_H
+#include <stdbool.h>
+#include "lua_internal.h"
+#include "../core/debug/bisect.h"
+#include "../core/sched/schedule.h"
+
+#define PROGRAM_MT "uopdb.Program"
+#define KERNEL_MT "uopdb.Kernel"
+#define CURRENT_KEY "uopdb.current_kernel"
+
+typedef struct LProgram {
+    Schedule *s;
+    KernelPipeline **kps;
+    int nk;
+    const UOp *sink;
+} LProgram;
+
+typedef struct LKernel {
+    int index; /* 0-based; the program is the userdata's user value */
+} LKernel;
+
+/* the program at idx, erroring if it was freed */
+LProgram *program_alive(lua_State *L, int idx);
+/* the kernel at idx and its program (pushes nothing) */
+KernelPipeline *check_kernel(lua_State *L, int idx, LProgram **prog_out);
+/* the kernel at kernel_idx becomes uop.current() */
+void set_current(lua_State *L, int kernel_idx);
+/* pushes kernel i of the program at prog_idx as a Kernel userdata */
+void push_kernel(lua_State *L, int prog_idx, int i);
+/* reads a list of opts {{"UPCAST", axis, amount}, ...} (at most 32) */
+int parse_opts(lua_State *L, int idx, KernelOpt *out);
+/* option t[k] of an options table (or the default when t is not a table) */
+double opt_number(lua_State *L, int t, const char *k, double dflt);
+bool opt_bool(lua_State *L, int t, const char *k);
+/* prints s with a final newline */
+void print_text(const char *s);
+/* the table on top prints as summary in the REPL */
+void set_summary(lua_State *L, const char *summary);
+
+/* the Kernel methods (lua_kernel.c) */
+extern const luaL_Reg luop_kernel_methods[];
+int luop_kernel_tostring(lua_State *L);
+
+#endif

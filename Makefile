@@ -8,6 +8,7 @@
 #   make fuzz-symbolic N=1000000   the symbolic engine's random checker
 #   make fuzz-pipeline N=1000 SEED=1   random tensor programs, compiled, run and validated
 #   make install    PREFIX=/usr/local
+#   make docs       regenerate the stage table in docs/ARCHITECTURE.md from the rows that run
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SAN ?= 0
@@ -54,7 +55,7 @@ SCRIPT_OBJ := $(SCRIPT_SRC:%.c=$(BUILD)/%.o) $(LUA_EMBED:scripting/%.lua=$(BUILD
 REPL_OBJ := $(REPL_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-san bench deps install clean fuzz-symbolic fuzz-pipeline
+.PHONY: all run test test-san bench deps install docs clean fuzz-symbolic fuzz-pipeline
 all: $(BUILD)/uopdb $(BUILD)/uopdb.so
 
 deps:
@@ -118,6 +119,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4
 	install -m 755 $(BUILD)/uopdb $(DESTDIR)$(PREFIX)/bin/uopdb
 	install -m 644 $(BUILD)/uopdb.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/uopdb.so
+
+docs: $(BUILD)/uopdb
+	@scripts/update_docs.sh $(BUILD)
 
 clean:
 	rm -rf build build-san

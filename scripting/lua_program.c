@@ -366,6 +366,40 @@ static int l_clock(lua_State *L) {
     return 1;
 }
 
+/* uop.stages() -> the 22 rows of the stage table, as the pipeline runs them:
+ * {number, name, phase, kind, runs, rules, bottom_up, pass, context, hook,
+ * purpose, status, note} */
+static int l_stages(lua_State *L) {
+    lua_createtable(L, STAGE_COUNT, 0);
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const Stage *st = stage_get(n);
+        char runs[256];
+        lua_createtable(L, 0, 13);
+        lua_pushinteger(L, n);
+        lua_setfield(L, -2, "number");
+        const char *fields[][2] = {{"name", st->name},
+                                   {"phase", st->phase},
+                                   {"kind", stage_kind_name(st->kind)},
+                                   {"runs", stage_runs(st, runs, sizeof runs)},
+                                   {"rules", st->rules},
+                                   {"pass", st->pass_name},
+                                   {"context", st->ctx ? st->ctx->name : NULL},
+                                   {"hook", st->hook_name},
+                                   {"purpose", st->purpose},
+                                   {"status", stage_status_name(st->status)},
+                                   {"note", st->note}};
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+            if (fields[i][1]) {
+                lua_pushstring(L, fields[i][1]);
+                lua_setfield(L, -2, fields[i][0]);
+            }
+        lua_pushboolean(L, st->bottom_up);
+        lua_setfield(L, -2, "bottom_up");
+        lua_rawseti(L, -2, n);
+    }
+    return 1;
+}
+
 static int l_current(lua_State *L) {
     lua_getfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
     return 1;
@@ -397,6 +431,8 @@ void luop_open_compile(lua_State *L) {
     lua_setfield(L, -2, "compile");
     lua_pushcfunction(L, l_current);
     lua_setfield(L, -2, "current");
+    lua_pushcfunction(L, l_stages);
+    lua_setfield(L, -2, "stages");
     lua_pushcfunction(L, l_clock);
     lua_setfield(L, -2, "clock");
 }

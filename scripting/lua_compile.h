@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include "lua_internal.h"
 #include "../core/debug/bisect.h"
+#include "../core/debug/kernel_check.h"
 #include "../core/sched/schedule.h"
 
 #define PROGRAM_MT "uopdb.Program"
@@ -33,6 +34,9 @@ void set_current(lua_State *L, int kernel_idx);
 void push_kernel(lua_State *L, int prog_idx, int i);
 /* reads a list of opts {{"UPCAST", axis, amount}, ...} (at most 32) */
 int parse_opts(lua_State *L, int idx, KernelOpt *out);
+/* raises "<what>: unknown option 'x' (known: a, b)" for a key of the
+ * options table at t that is not in known (NULL-terminated) */
+void check_option_keys(lua_State *L, int t, const char *what, const char *const *known);
 /* option t[k] of an options table (or the default when t is not a table) */
 double opt_number(lua_State *L, int t, const char *k, double dflt);
 bool opt_bool(lua_State *L, int t, const char *k);

@@ -12,7 +12,11 @@
 #define LUOP_OP_MT "uopdb.Op"
 #define LUOP_AXIS_MT "uopdb.AxisType"
 #define LUOP_SENTINEL_MT "uopdb.Sentinel"
+#include "../core/rewrite/pattern.h"
 #define LUOP_RULES_MT "uopdb.RuleSet"
+/* the rule set at idx: a uop.rules{} set, or a table of rules made into one
+ * (replacing it on the stack); raises otherwise */
+RuleSet *luop_to_rules(lua_State *L, int idx);
 
 /* ---- context (lua_module.c) ---- */
 UCtx *luop_ctx(lua_State *L);

@@ -453,6 +453,58 @@ static int k_opts(lua_State *L) {
     return 0;
 }
 
+/* k:insert(n, rules [, {before=true}]): runs the rules inside stage n, after
+ * its own rule sets (before them with before=true); stages n.. run again */
+static int k_insert(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    RuleSet *rs = luop_to_rules(L, 3);
+    if (!lua_isnoneornil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
+    check_option_keys(L, 4, "insert", (const char *[]){"before", NULL});
+    char err[256];
+    if (n < 1 || n > STAGE_COUNT || !pipeline_insert(kp, (int)n, rs, opt_bool(L, 4, "before"), err, sizeof err))
+        return luaL_error(L, "insert: %s", n < 1 || n > STAGE_COUNT ? "rules go into stages 1 to 22" : err);
+    set_current(L, 1);
+    return 0;
+}
+
+/* k:inserted() -> {{stage=, rules=name, before=, names={rule names}}, ...} */
+static int k_inserted(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    int n = pipeline_inserted_count(kp);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, ins->stage);
+        lua_setfield(L, -2, "stage");
+        lua_pushstring(L, ruleset_name(ins->rules));
+        lua_setfield(L, -2, "rules");
+        lua_pushboolean(L, ins->before);
+        lua_setfield(L, -2, "before");
+        int nr = ruleset_count(ins->rules);
+        lua_createtable(L, nr, 0);
+        for (int r = 0; r < nr; r++) {
+            lua_pushstring(L, rule_name(ruleset_rule(ins->rules, r)));
+            lua_rawseti(L, -2, r + 1);
+        }
+        lua_setfield(L, -2, "names");
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* k:remove(n [, rules or name]) -> how many sets were taken out of stage n */
+static int k_remove(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    const char *name = NULL;
+    if (lua_type(L, 3) == LUA_TSTRING) name = lua_tostring(L, 3);
+    else if (!lua_isnoneornil(L, 3)) name = ruleset_name(luop_to_rules(L, 3));
+    lua_pushinteger(L, n < 1 || n > STAGE_COUNT ? 0 : pipeline_remove(kp, (int)n, name));
+    return 1;
+}
+
 static Kernel *compiled(lua_State *L, KernelPipeline *kp) {
     char err[1024];
     Kernel *k = pipeline_kernel(kp, err, sizeof err);
@@ -563,6 +615,49 @@ static int k_check(lua_State *L) {
 /* k:bisect([{quiet=}]): checks the kernel at every stage it can run and
  * returns the first stage whose output differs from the reference (nil if
  * none), and the per-stage reports (indexed by stage + 1) */
+/* a node for a verdict: "%12 = ADD int32 (...)": its listing line, with its
+ * expression rendered when that is short */
+static void push_rendered(lua_State *L, const UOp *u) {
+    StrBuf sb;
+    sb_init(&sb);
+    uop_listing_line(&sb, u, NULL);
+    StrBuf e;
+    sb_init(&e);
+    uop_render_expr(&e, u);
+    if (e.len && e.len < 200) sb_printf(&sb, "   -- %s", sb_str(&e));
+    sb_free(&e);
+    lua_pushstring(L, sb_str(&sb));
+    sb_free(&sb);
+}
+
+static void push_culprit(lua_State *L, const BisectCulprit *c) {
+    if (!c->found) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, c->rule);
+    lua_setfield(L, -2, "rule");
+    lua_pushfstring(L, "%s:%d", c->file, c->line);
+    lua_setfield(L, -2, "where");
+    lua_pushinteger(L, (lua_Integer)c->index);
+    lua_setfield(L, -2, "index");
+    lua_pushinteger(L, (lua_Integer)c->of);
+    lua_setfield(L, -2, "of");
+    push_rendered(L, c->before);
+    lua_setfield(L, -2, "before");
+    push_rendered(L, c->after);
+    lua_setfield(L, -2, "after");
+    luop_push(L, c->before);
+    lua_setfield(L, -2, "before_node");
+    luop_push(L, c->after);
+    lua_setfield(L, -2, "after_node");
+}
+
+/* k:bisect([{quiet=}]) -> stage, culprit, reports: the first stage whose
+ * output differs from the reference (nil if none), the rewrite in it that
+ * made it wrong ({rule=, where=, index=, of=, before=, after=}, nil when it
+ * cannot be named), and the reports of the points checked (by stage + 1) */
 static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
@@ -572,6 +667,9 @@ static int k_bisect(lua_State *L) {
     char err[1024];
     if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, &r, err, sizeof err))
         return luaL_error(L, "bisect: %s", err);
+    if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);
+    else lua_pushnil(L);
+    push_culprit(L, &r.culprit);
     lua_createtable(L, STAGE_COUNT + 1, 0);
     for (int n = 0; n <= STAGE_COUNT; n++)
         if (r.points[n].state == POINT_MATCHES || r.points[n].state == POINT_DIFFERS) {
@@ -582,15 +680,18 @@ static int k_bisect(lua_State *L) {
         StrBuf sb;
         sb_init(&sb);
         bisect_format(&r, pipeline_name(kp), &sb);
+        if (r.culprit.found) {
+            lua_getfield(L, -2, "before");
+            lua_getfield(L, -3, "after");
+            sb_printf(&sb, "  before: %s\n  after:  %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
+            lua_pop(L, 2);
+        }
         fputs(sb_str(&sb), stdout);
         fflush(stdout);
         sb_free(&sb);
     }
-    if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);
-    else lua_pushnil(L);
-    lua_insert(L, -2);
     bisect_result_free(&r);
-    return 2;
+    return 3;
 }
 
 static int k_program(lua_State *L) {
@@ -605,4 +706,4 @@ const luaL_Reg luop_kernel_methods[] = {
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect},   {NULL, NULL}};
+    {"bisect", k_bisect}, {"insert", k_insert}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};

@@ -60,6 +60,29 @@ void push_kernel(lua_State *L, int prog_idx, int i) {
 
 /* ---- uop.compile ---- */
 
+/* {rules = {[stage] = rules, ...}}: inserts each set into that stage of every kernel */
+static void insert_rules_option(lua_State *L, int opts, LProgram *p) {
+    if (lua_getfield(L, opts, "rules") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (!lua_istable(L, -1)) luaL_error(L, "uop.compile: rules must be a table {[stage] = rules}, got %s", luaL_typename(L, -1));
+    int t = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > STAGE_COUNT)
+            luaL_error(L, "uop.compile: rules: no stage %s (rules go into stages 1 to %d)", luaL_tolstring(L, -2, NULL),
+                       STAGE_COUNT);
+        RuleSet *rs = luop_to_rules(L, -1);
+        int n = (int)lua_tointeger(L, -2);
+        char err[256];
+        for (int i = 0; i < p->nk; i++)
+            if (!pipeline_insert(p->kps[i], n, rs, false, err, sizeof err)) luaL_error(L, "uop.compile: rules: %s", err);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
 static int l_compile(lua_State *L) {
     UCtx *c = luop_ctx(L);
     const UOp *outs[64];
@@ -81,16 +104,9 @@ static int l_compile(lua_State *L) {
     } else {
         return luaL_argerror(L, 1, "a tensor, a UOp, or a list of them expected");
     }
-    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}} */
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        lua_pushnil(L);
-        while (lua_next(L, 2)) {
-            lua_pop(L, 1);
-            if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "kernel_opts"))
-                return luaL_error(L, "uop.compile: unknown option %s (known: kernel_opts)", luaL_tolstring(L, -1, NULL));
-        }
-    }
+    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}, rules = {[stage] = rules}} */
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", NULL});
     const UOp *sink = uop_sink(c, outs, n);
     if (!sink) return luop_ctx_error(L);
     char err[1024];
@@ -128,6 +144,7 @@ static int l_compile(lua_State *L) {
         }
     }
     lua_settop(L, lua_gettop(L) - (lua_type(L, 2) == LUA_TTABLE ? 1 : 0));
+    if (lua_type(L, 2) == LUA_TTABLE) insert_rules_option(L, 2, p);
     if (p->nk > 0) {
         push_kernel(L, -1, 0);
         set_current(L, lua_gettop(L));
@@ -198,6 +215,28 @@ void print_text(const char *s) {
     size_t n = strlen(s);
     if (n && s[n - 1] != '\n') fputc('\n', stdout);
     fflush(stdout);
+}
+
+void check_option_keys(lua_State *L, int t, const char *what, const char *const *known) {
+    if (lua_type(L, t) != LUA_TTABLE) return;
+    t = lua_absindex(L, t);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        bool ok = false;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (const char *const *k = known; *k && !ok; k++) ok = !strcmp(lua_tostring(L, -1), *k);
+        if (!ok) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (const char *const *k = known; *k; k++) {
+                if (k != known) luaL_addstring(&b, ", ");
+                luaL_addstring(&b, *k);
+            }
+            luaL_pushresult(&b);
+            luaL_error(L, "%s: unknown option '%s' (known: %s)", what, luaL_tolstring(L, -2, NULL), lua_tostring(L, -2));
+        }
+    }
 }
 
 double opt_number(lua_State *L, int t, const char *k, double dflt) {

@@ -227,6 +227,17 @@ static int r_rules(lua_State *L) {
     return 1;
 }
 
+RuleSet *luop_to_rules(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TTABLE && !luaL_testudata(L, idx, LUOP_RULES_MT)) {
+        lua_pushcfunction(L, r_rules);
+        lua_pushvalue(L, idx);
+        lua_call(L, 1, 1);
+        lua_replace(L, idx);
+    }
+    return check_rules(L, idx);
+}
+
 /* uop.ruleset(name) -> a registered rule set ("sym", "pm_add_loads", or
  * "a + b" as tinygrad composes them), as a rule set of its own that shares
  * the built-in rules */

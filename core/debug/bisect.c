@@ -1,6 +1,7 @@
 /* bisect.c - the stage bisection of a kernel: every point checked in turn,
  * the first one that differs from the reference named. */
 #include "bisect.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,26 +11,77 @@ static char *copy(const char *s) {
     return r;
 }
 
+static bool set_text(char **dst, const char *s) {
+    free(*dst);
+    *dst = copy(s);
+    return *dst != NULL;
+}
+
+/* Bisects the rewrites of stage n, whose input checks right and whose
+ * output checks wrong: the culprit is the first r whose point is wrong. */
+static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCulprit *c) {
+    const StageResult *res = pipeline_result(kp, n);
+    c->of = res ? res->rewrites : 0;
+    if (!res || res->rewrites == 0) {
+        set_text(&c->why, "the stage made no traced rewrite (a hook or an inserted pass changed the kernel)");
+        return;
+    }
+    size_t good = 0, bad = res->rewrites;
+    while (bad - good > 1) {
+        size_t mid = good + (bad - good) / 2;
+        char err[1024];
+        ValidateReport rep;
+        StrBuf sb;
+        sb_init(&sb);
+        const UOp *root = pipeline_rewrite_point(kp, n, mid, err, sizeof err);
+        bool ran = root && kcheck_root(kc, root, &rep, &sb, err, sizeof err);
+        sb_free(&sb);
+        if (!ran) {
+            char why[1200];
+            const char *w = strstr(err, "interp: ");
+            snprintf(why, sizeof why, "rewrite point %d.%zu could not be checked: %s (the culprit is one of rewrites "
+                     "%zu..%zu)", n, mid, w ? w + 8 : err, good + 1, bad);
+            set_text(&c->why, why);
+            return;
+        }
+        c->checked++;
+        if (rep.ok) good = mid;
+        else bad = mid;
+    }
+    /* res may have moved: the pipeline keeps results in place, so re-read it */
+    res = pipeline_result(kp, n);
+    const TraceRewrite *w = &res->trace.rewrites[bad - 1];
+    c->found = true;
+    c->index = bad;
+    c->line = w->line;
+    c->before = w->before;
+    c->after = w->after;
+    set_text(&c->rule, w->rule);
+    set_text(&c->file, w->file ? w->file : "");
+}
+
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
                 double rtol, BisectResult *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->first_bad = -1;
+    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
+    if (!kc) return false;
     bool reached = true;
     for (int n = 0; n <= STAGE_COUNT; n++) {
         PointCheck *pc = &out->points[n];
-        if (!reached) {
-            pc->state = POINT_NOT_REACHED;
+        if (!reached || out->first_bad >= 0) {
+            pc->state = reached ? POINT_SKIPPED : POINT_NOT_REACHED;
             continue;
         }
         StrBuf sb;
         sb_init(&sb);
         char why[1024] = "";
-        bool ran = program_check_kernel(s, kps, ki, n, inputs, ud, atol, rtol, &pc->rep, &sb, why, sizeof why);
+        bool ran = kcheck_point(kc, n, &pc->rep, &sb, why, sizeof why);
         if (ran) {
             pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
             pc->text = copy(sb_str(&sb));
             out->checked++;
-            if (!pc->rep.ok && out->first_bad < 0) out->first_bad = n;
+            if (!pc->rep.ok) out->first_bad = n;
         } else {
             /* a form the interpreter cannot run, or a stage that fails */
             const char *w = strstr(why, "interp: ");
@@ -39,11 +91,20 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
         }
         sb_free(&sb);
         if (!pc->text) {
+            kcheck_free(kc);
             bisect_result_free(out);
-            if (err && errlen) strncpy(err, "out of memory", errlen);
+            if (err && errlen) snprintf(err, errlen, "out of memory");
             return false;
         }
     }
+    /* the rewrites of the first wrong stage, when the point before it was checked right */
+    int n = out->first_bad;
+    if (n >= 1) {
+        if (out->points[n - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], n, &out->culprit);
+        else set_text(&out->culprit.why, "the point before this stage was not checked, so the wrong rewrite may be "
+                                         "in an earlier stage");
+    }
+    kcheck_free(kc);
     return true;
 }
 
@@ -52,6 +113,10 @@ void bisect_result_free(BisectResult *r) {
         free(r->points[n].text);
         r->points[n].text = NULL;
     }
+    free(r->culprit.rule);
+    free(r->culprit.file);
+    free(r->culprit.why);
+    memset(&r->culprit, 0, sizeof r->culprit);
 }
 
 void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb) {
@@ -63,6 +128,15 @@ void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb) {
         sb_puts(sb, "no checked stage differs from the reference");
     }
     sb_printf(sb, "; %d of %d points checked\n", r->checked, STAGE_COUNT + 1);
+    const BisectCulprit *c = &r->culprit;
+    if (c->found)
+        sb_printf(sb, "  culprit: rewrite %zu of %zu in stage %d, rule %s (%s:%d): %%%u %s -> %%%u %s\n", c->index,
+                  c->of, r->first_bad, c->rule, c->file, c->line, c->before->id, op_name(uop_op(c->before)),
+                  c->after->id, op_name(uop_op(c->after)));
+    else if (c->why)
+        sb_printf(sb, "  culprit not found: %s\n", c->why);
+    if (r->first_bad >= 0 && r->points[r->first_bad].text)
+        sb_printf(sb, "  %s\n", r->points[r->first_bad].text);
     for (int n = 0; n <= STAGE_COUNT; n++) {
         const PointCheck *pc = &r->points[n];
         const Stage *st = stage_get(n);
@@ -71,7 +145,8 @@ void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb) {
         case POINT_MATCHES: sb_puts(sb, "matches the reference\n"); break;
         case POINT_DIFFERS: sb_puts(sb, "DIFFERS from the reference\n"); break;
         case POINT_NOT_CHECKED: sb_printf(sb, "not checked: %s\n", pc->text ? pc->text : ""); break;
-        case POINT_NOT_REACHED: sb_puts(sb, "not reached\n"); break;
+        case POINT_NOT_REACHED: sb_puts(sb, "not reached: a stage before it failed\n"); break;
+        case POINT_SKIPPED: sb_puts(sb, "-\n"); break;
         }
     }
 }

@@ -1,18 +1,22 @@
-/* bisect.h - finds the first stage at which a kernel computes something
- * wrong: the kernel is checked at every point 0..22 on the program's real
- * data (program_check_kernel) and the first point whose output differs
- * from the reference is named.  A point that cannot be run is reported as
- * not checked, with the reason; a stage that fails ends the search. */
+/* bisect.h - finds the rewrite that broke a kernel: the kernel is checked
+ * at every point 0..22 on the program's real data (one check session) and
+ * the first point whose output differs from the reference is named; then
+ * that stage's rewrites are bisected (apply the first r, check) down to the
+ * single rewrite after which the output is wrong: its rule, where the rule
+ * is written, its number in the stage, and the nodes before and after.  A
+ * point that cannot be run is reported as not checked, with the reason; a
+ * stage that fails ends the search. */
 #ifndef UOPDB_BISECT_H
 #define UOPDB_BISECT_H
 #include <stdbool.h>
-#include "program_run.h"
+#include "kernel_check.h"
 
 typedef enum PointState {
     POINT_MATCHES,     /* ran; the output matches the reference */
     POINT_DIFFERS,     /* ran; the output differs */
     POINT_NOT_CHECKED, /* could not be run (why says so) */
-    POINT_NOT_REACHED  /* a stage before it failed */
+    POINT_NOT_REACHED, /* a stage before it failed */
+    POINT_SKIPPED      /* after the first wrong point: not needed for the verdict */
 } PointState;
 
 typedef struct PointCheck {
@@ -21,8 +25,20 @@ typedef struct PointCheck {
     char *text;         /* the validation report, or why it was not checked (malloc'd) */
 } PointCheck;
 
+typedef struct BisectCulprit {
+    bool found;
+    size_t index;             /* the rewrite's number in its stage, from 1 */
+    size_t of;                /* the stage's rewrites */
+    char *rule, *file;        /* the rule's name and file (malloc'd) */
+    int line;
+    const UOp *before, *after;
+    int checked;              /* rewrite points checked */
+    char *why;                /* when not found: why (malloc'd) */
+} BisectCulprit;
+
 typedef struct BisectResult {
     int first_bad;                        /* -1: no checked point differs */
+    BisectCulprit culprit;                /* within stage first_bad (when >= 1) */
     int checked;                          /* points that ran */
     PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */
 } BisectResult;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #define PIPELINE_MAX_OPTS 32
+#define PIPELINE_MAX_INSERTED 64
 
 struct KernelPipeline {
     UCtx *c;
@@ -18,8 +19,11 @@ struct KernelPipeline {
     KernelOpt opts[PIPELINE_MAX_OPTS];
     int nopts;
     int pos;
+    long rpos;             /* the rewrite inside stage pos, -1 for the whole stage */
     StageResult res[STAGE_COUNT + 1]; /* res[n] for stage n; res[0] unused */
     Kernel *kernel;
+    InsertedRules *ins;    /* user rules inserted into stages, in insertion order */
+    int nins, capins;
 };
 
 static double now_ms(void) {
@@ -38,6 +42,7 @@ KernelPipeline *pipeline_new(UCtx *c, const char *name, const UOp *ast) {
     }
     kp->c = c;
     kp->ast = ast;
+    kp->rpos = -1;
     for (int n = 0; n <= STAGE_COUNT; n++) trace_init(&kp->res[n].trace);
     return kp;
 }
@@ -49,7 +54,7 @@ static void forget_from(KernelPipeline *kp, int from) {
         memset(&kp->res[n], 0, sizeof kp->res[n]);
         trace_init(&kp->res[n].trace);
     }
-    if (kp->pos >= from) kp->pos = from - 1;
+    if (kp->pos >= from) kp->pos = from - 1, kp->rpos = -1;
     if (kp->kernel) {
         kernel_free(kp->kernel);
         kp->kernel = NULL;
@@ -60,6 +65,8 @@ void pipeline_free(KernelPipeline *kp) {
     if (!kp) return;
     forget_from(kp, 1);
     for (int n = 0; n <= STAGE_COUNT; n++) trace_free(&kp->res[n].trace);
+    for (int i = 0; i < kp->nins; i++) ruleset_free(kp->ins[i].rules);
+    free(kp->ins);
     free(kp->name);
     free(kp);
 }
@@ -83,6 +90,18 @@ int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts) {
 
 static const UOp *point_root(const KernelPipeline *kp, int n) { return n == 0 ? kp->ast : kp->res[n].root; }
 
+/* the sets inserted into stage n, before and after, into sc */
+static void inserted_sets(const KernelPipeline *kp, int n, StageCtx *sc, const RuleSet *sides[2][PIPELINE_MAX_INSERTED]) {
+    int nb = 0, na = 0;
+    for (int i = 0; i < kp->nins; i++)
+        if (kp->ins[i].stage == n) {
+            if (kp->ins[i].before) sides[0][nb++] = kp->ins[i].rules;
+            else sides[1][na++] = kp->ins[i].rules;
+        }
+    sc->before = sides[0], sc->nbefore = nb;
+    sc->after = sides[1], sc->nafter = na;
+}
+
 /* Runs stage n, whose input (point n-1) must exist. */
 static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     StageResult *r = &kp->res[n];
@@ -91,6 +110,8 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     trace_clear(&r->trace);
     StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .trace = &r->trace, .err = msg,
                    .errlen = sizeof msg};
+    const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
+    inserted_sets(kp, n, &sc, sides);
     double t0 = now_ms();
     const UOp *out = stage_run(&sc, n, in);
     double t1 = now_ms();
@@ -134,6 +155,7 @@ bool pipeline_seek(KernelPipeline *kp, int n, char *err, size_t errlen) {
         return false;
     }
     kp->pos = n;
+    kp->rpos = -1;
     return true;
 }
 
@@ -165,3 +187,84 @@ Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen) {
     if (!kp->kernel) snprintf(err, errlen, "compiling %s: %s", kp->name, msg);
     return kp->kernel;
 }
+
+bool pipeline_insert(KernelPipeline *kp, int n, const RuleSet *rules, bool before, char *err, size_t errlen) {
+    if (n < 1 || n > STAGE_COUNT) {
+        snprintf(err, errlen, "no stage %d: rules go into stages 1 to %d", n, STAGE_COUNT);
+        return false;
+    }
+    if (kp->nins >= PIPELINE_MAX_INSERTED) {
+        snprintf(err, errlen, "at most %d inserted rule sets", PIPELINE_MAX_INSERTED);
+        return false;
+    }
+    if (kp->nins == kp->capins) {
+        int cap = kp->capins ? kp->capins * 2 : 4;
+        InsertedRules *a = realloc(kp->ins, (size_t)cap * sizeof *a);
+        if (!a) {
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+        kp->ins = a, kp->capins = cap;
+    }
+    RuleSet *own = ruleset_concat(ruleset_name(rules), rules, NULL);
+    if (!own) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    kp->ins[kp->nins++] = (InsertedRules){.stage = n, .before = before, .rules = own};
+    forget_from(kp, n);
+    return true;
+}
+
+int pipeline_remove(KernelPipeline *kp, int n, const char *name) {
+    int k = 0, removed = 0;
+    for (int i = 0; i < kp->nins; i++) {
+        InsertedRules *r = &kp->ins[i];
+        if (r->stage == n && (!name || !strcmp(ruleset_name(r->rules), name))) {
+            ruleset_free(r->rules);
+            removed++;
+        } else {
+            kp->ins[k++] = *r;
+        }
+    }
+    kp->nins = k;
+    if (removed) forget_from(kp, n);
+    return removed;
+}
+
+int pipeline_inserted_count(const KernelPipeline *kp) { return kp->nins; }
+const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i) {
+    return i >= 0 && i < kp->nins ? &kp->ins[i] : NULL;
+}
+
+const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
+    if (n < 1 || n > STAGE_COUNT) {
+        snprintf(err, errlen, "no stage %d: rewrite points are in stages 1 to %d", n, STAGE_COUNT);
+        return NULL;
+    }
+    if (!ensure(kp, n, err, errlen)) return NULL;
+    if (r == 0) return point_root(kp, n - 1);
+    if (r >= kp->res[n].rewrites) return kp->res[n].root;
+    char msg[1024] = "";
+    StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = sizeof msg, .stop_after = r};
+    const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
+    inserted_sets(kp, n, &sc, sides);
+    const UOp *out = stage_run(&sc, n, point_root(kp, n - 1));
+    if (!out) snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
+    return out;
+}
+
+bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
+    if (!pipeline_rewrite_point(kp, n, r, err, errlen)) return false;
+    size_t total = kp->res[n].rewrites;
+    if (r > total) {
+        snprintf(err, errlen, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", n, total,
+                 total == 1 ? "" : "s", n, n, total);
+        return false;
+    }
+    kp->pos = n;
+    kp->rpos = (long)r;
+    return true;
+}
+
+long pipeline_rewrite_position(const KernelPipeline *kp) { return kp->rpos; }

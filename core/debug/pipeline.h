@@ -43,6 +43,33 @@ const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen);
 /* Result of stage n (1..22); NULL if it has not run. */
 const StageResult *pipeline_result(const KernelPipeline *kp, int n);
 
+/* ---- user rules inserted into a stage ---- */
+typedef struct InsertedRules {
+    int stage;         /* 1..22 */
+    bool before;       /* before the stage's own rule sets, else after */
+    RuleSet *rules;    /* the pipeline's own reference to the user's rules */
+} InsertedRules;
+
+/* Inserts a rule set into stage n (a rewrite stage runs it in its own
+ * graph_rewrite; a hook or empty stage as a pass of its own); stages n..22
+ * are forgotten and run again with it.  False + err for a bad stage. */
+bool pipeline_insert(KernelPipeline *kp, int n, const RuleSet *rules, bool before, char *err, size_t errlen);
+/* Removes the sets inserted into stage n whose name is `name` (every set of
+ * stage n when NULL); returns how many; stages n..22 are forgotten. */
+int pipeline_remove(KernelPipeline *kp, int n, const char *name);
+int pipeline_inserted_count(const KernelPipeline *kp);
+const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i);
+
+/* ---- rewrite points: inside a stage, after its first r rewrites ---- */
+/* The root after the first r rewrites of stage n (r = 0: point n-1; r at
+ * least the stage's rewrite count: point n).  The stage is run again with
+ * stop_after = r; NULL + err on failure. */
+const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
+/* Moves to (n, r); rewrite_position is then r, or -1 when the position is
+ * a whole stage (after pipeline_seek). */
+bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
+long pipeline_rewrite_position(const KernelPipeline *kp);
+
 /* Runs all stages and compiles the final program (cached until opts
  * change); NULL + err on failure. */
 Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen);

@@ -11,7 +11,7 @@
 #include "../backend/backend.h"
 
 /* Points data[b] of every input buffer at its host data. */
-static bool bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {
+bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {
     for (int b = 0; b < s->nbufs; b++) {
         const SchedBuffer *sb = &s->bufs[b];
         if (sb->kind != SBUF_INPUT) continue;
@@ -25,7 +25,7 @@ static bool bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void
 }
 
 /* Allocates data[b] (owned) for buffer b. */
-static bool alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen) {
+bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen) {
     const SchedBuffer *sb = &s->bufs[b];
     if (!(data[b] = buffer_alloc(sb->dtype, sb->size))) {
         snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
@@ -37,7 +37,7 @@ static bool alloc_buffer(const Schedule *s, int b, void **data, bool *owned, cha
 
 /* Runs kernel i through the JIT (all its core_ids) on data, indexed by
  * program buffer. */
-static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
     const SchedKernel *k = &s->kernels[i];
     char msg[1024];
     Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
@@ -81,16 +81,16 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    if (!bind_inputs(s, data, inputs, ud, err, errlen)) goto done;
+    if (!program_bind_inputs(s, data, inputs, ud, err, errlen)) goto done;
     /* an output listed twice is computed into its first storage and copied to the others after */
     for (int j = s->noutputs - 1; j >= 0; j--) data[s->outputs[j]] = outputs[j];
     for (int i = 0; i < s->nkernels; i++) {
         /* allocate the tmp buffers this kernel is the first to use */
         for (int b = 0; b < s->nbufs; b++)
             if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == i && !data[b] &&
-                !alloc_buffer(s, b, data, owned, err, errlen))
+                !program_alloc_buffer(s, b, data, owned, err, errlen))
                 goto done;
-        if (!jit_kernel(s, kps, i, data, err, errlen)) goto done;
+        if (!program_jit_kernel(s, kps, i, data, err, errlen)) goto done;
         /* free the tmp buffers whose last use this was */
         for (int b = 0; b < s->nbufs; b++) {
             if (owned[b] && s->bufs[b].last_kernel == i) {
@@ -126,19 +126,16 @@ static void format_index(StrBuf *sb, const Shape *sh, size_t k) {
     sb_putc(sb, ']');
 }
 
-/* compares buffer b's data with the reference of the tensor node it holds */
-static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn inputs, void *ud, double atol,
-                            double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *refp, double atol, double rtol,
+                     ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    const RefTensor ref = *refp;
     memset(rep, 0, sizeof *rep);
     rep->atol = atol;
     rep->rtol = rtol;
-    RefTensor ref;
-    if (!ref_eval(b->source, inputs, ud, &ref, err, errlen)) return false;
     size_t n = (size_t)shape_numel(&ref.shape);
     if ((int64_t)n != b->size) {
         snprintf(err, errlen, "%s: the reference has %zu elements, the program wrote %lld", b->name, n,
                  (long long)b->size);
-        ref_tensor_free(&ref);
         return false;
     }
     bool exact = !dt_is_float(b->dtype);
@@ -179,68 +176,20 @@ static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn 
     }
     sb_free(&shp);
     sb_free(&bad);
-    ref_tensor_free(&ref);
     return true;
+}
+
+/* compares buffer b's data with the reference of the tensor node it holds */
+static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn inputs, void *ud, double atol,
+                            double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    RefTensor ref;
+    if (!ref_eval(b->source, inputs, ud, &ref, err, errlen)) return false;
+    bool ok = program_compare(b, data, &ref, atol, rtol, rep, sb, err, errlen);
+    ref_tensor_free(&ref);
+    return ok;
 }
 
 bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
                       double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     return validate_buffer(&s->bufs[s->outputs[j]], data, inputs, ud, atol, rtol, rep, sb, err, errlen);
-}
-
-bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
-                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
-    if (ki < 0 || ki >= s->nkernels) {
-        snprintf(err, errlen, "no kernel %d", ki + 1);
-        return false;
-    }
-    const SchedKernel *k = &s->kernels[ki];
-    char msg[1024];
-    const UOp *root = pipeline_root(kps[ki], n, msg, sizeof msg);
-    if (!root) {
-        snprintf(err, errlen, "%s", msg);
-        return false;
-    }
-    void **data = calloc((size_t)s->nbufs + 1, sizeof *data);
-    bool *owned = calloc((size_t)s->nbufs + 1, sizeof *owned);
-    bool ok = false;
-    if (!data || !owned) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    /* every buffer the kernels up to ki use; inputs from their data */
-    if (!bind_inputs(s, data, inputs, ud, err, errlen)) goto done;
-    for (int b = 0; b < s->nbufs; b++)
-        if (s->bufs[b].kind != SBUF_INPUT && s->bufs[b].first_kernel >= 0 && s->bufs[b].first_kernel <= ki &&
-            !alloc_buffer(s, b, data, owned, err, errlen))
-            goto done;
-    for (int i = 0; i < ki; i++)
-        if (!jit_kernel(s, kps, i, data, err, errlen)) goto done;
-    if (n >= STAGE_COUNT - 1) {
-        if (!jit_kernel(s, kps, ki, data, err, errlen)) goto done;
-    } else {
-        void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
-        int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
-        bool ran = args && sizes;
-        for (int g = 0; ran && g < k->nbufs; g++) {
-            args[g] = data[k->bufs[g]];
-            sizes[g] = s->bufs[k->bufs[g]].size;
-        }
-        if (ran) ran = ast_interp_run(root, args, sizes, k->nbufs, msg, sizeof msg);
-        else snprintf(msg, sizeof msg, "out of memory");
-        free(args);
-        free(sizes);
-        if (!ran) {
-            snprintf(err, errlen, "kernel %d (%s) at stage %d: %s", ki + 1, k->name, n, msg);
-            goto done;
-        }
-    }
-    ok = validate_buffer(&s->bufs[k->bufs[0]], data[k->bufs[0]], inputs, ud, atol, rtol, rep, sb, err, errlen);
-done:
-    if (data && owned)
-        for (int b = 0; b < s->nbufs; b++)
-            if (owned[b]) buffer_free(data[b]);
-    free(data);
-    free(owned);
-    return ok;
 }

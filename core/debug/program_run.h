@@ -31,15 +31,16 @@ typedef struct ValidateReport {
 bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
                       double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
-/* Runs kernel ki of s at point n (0..22) of its pipeline on real data and
- * compares what it writes with the reference of the tensor node its output
- * buffer holds.  The kernels before it run through the JIT to make its
- * inputs.  Points 0..20 run in the kernel-AST interpreter (which knows the
- * scheduler's ops: RANGE, REDUCE, INDEX, STORE, END, ALU; a point it cannot
- * run, e.g. with vector ops after an UPCAST, is an error saying so); points
- * 21 and 22 are compiled and run through the JIT.  The report goes to sb
- * as program_validate writes it. */
-bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
-                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+/* Compares buffer b's data (in its dtype) with a reference already
+ * computed; the report goes to sb as program_validate writes it. */
+bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *ref, double atol, double rtol,
+                     ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
+/* The pieces program_run is made of, for the kernel checks (data[] and
+ * owned[] are indexed by program buffer): input buffers bound to their
+ * host data, a buffer allocated, kernel i run through the JIT. */
+bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen);
+bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen);
+bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen);
 
 #endif

@@ -156,7 +156,7 @@ static const UOp *run_graph_rewrite(StageCtx *sc, const Stage *st, const RuleSet
         }
     }
     RewriteOpts o = {.bottom_up = st->bottom_up, .name = st->pass_name, .trace = sc->trace, .timing = sc->timing,
-                     .user = user};
+                     .user = user, .stop_after = sc->stop_after};
     uctx_clear_error(sc->c);
     const UOp *r = graph_rewrite(sc->c, root, rs, &o);
     if (st->ctx && st->ctx->release) st->ctx->release(user);
@@ -179,6 +179,35 @@ static const UOp *run_line_rewrite(StageCtx *sc, const Stage *st, const RuleSet 
     return lin;
 }
 
+/* rs with the inserted sets around it, as one set: "before + rs + after" */
+static RuleSet *with_inserted(const StageCtx *sc, const RuleSet *rs) {
+    RuleSet *acc = NULL;
+    char name[512] = "";
+    for (int i = 0; i <= sc->nbefore + sc->nafter; i++) {
+        const RuleSet *part = i < sc->nbefore ? sc->before[i] : i == sc->nbefore ? rs : sc->after[i - sc->nbefore - 1];
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, "%s%s", len ? " + " : "", ruleset_name(part));
+        RuleSet *next = ruleset_concat(name, acc, part);
+        ruleset_free(acc);
+        if (!(acc = next)) return NULL;
+    }
+    return acc;
+}
+
+/* the inserted sets of one side as a pass of their own, around a stage that is not a rewrite */
+static const UOp *run_inserted(StageCtx *sc, const RuleSet *const *sets, int n, const UOp *root) {
+    for (int i = 0; i < n && root; i++) {
+        RewriteOpts o = {.name = "inserted rules", .trace = sc->trace, .timing = sc->timing};
+        uctx_clear_error(sc->c);
+        const UOp *r = uop_op(root) == OP_LINEAR ? NULL : graph_rewrite(sc->c, root, sets[i], &o);
+        if (!r)
+            return stage_fail(sc, "%s: %s", ruleset_name(sets[i]),
+                              uop_op(root) == OP_LINEAR ? "rules cannot be inserted after linearize" : uctx_error(sc->c));
+        root = r;
+    }
+    return root;
+}
+
 static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
     const RuleSet *rs = NULL;
     if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
@@ -186,13 +215,23 @@ static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
         stages_register_rulesets();
         if (!(rs = ruleset_get(st->rules, why, sizeof why))) return stage_fail(sc, "%s", why);
     }
-    switch (st->kind) {
-    case STAGE_REWRITE: return run_graph_rewrite(sc, st, rs, root);
-    case STAGE_LINE_REWRITE: return run_line_rewrite(sc, st, rs, root);
-    case STAGE_HOOK: return st->hook(sc, root);
-    case STAGE_PASS: return root;
+    if (st->kind == STAGE_REWRITE && sc->nbefore + sc->nafter > 0) {
+        RuleSet *all = with_inserted(sc, rs);
+        if (!all) return stage_fail(sc, "out of memory composing the inserted rules");
+        const UOp *r = run_graph_rewrite(sc, st, all, root);
+        ruleset_free(all);
+        return r;
     }
-    return stage_fail(sc, "unknown stage kind");
+    root = run_inserted(sc, sc->before, sc->nbefore, root);
+    if (!root) return NULL;
+    const UOp *r = NULL;
+    switch (st->kind) {
+    case STAGE_REWRITE: r = run_graph_rewrite(sc, st, rs, root); break;
+    case STAGE_LINE_REWRITE: r = run_line_rewrite(sc, st, rs, root); break;
+    case STAGE_HOOK: r = st->hook(sc, root); break;
+    case STAGE_PASS: r = root; break;
+    }
+    return r ? run_inserted(sc, sc->after, sc->nafter, r) : NULL;
 }
 
 const UOp *stage_run(StageCtx *sc, int n, const UOp *root) {

@@ -38,6 +38,12 @@ typedef struct StageCtx {
     bool timing;
     char *err;               /* the message when a stage fails */
     size_t errlen;
+    /* user rule sets inserted into the stage: a rewrite row runs them in
+     * its own graph_rewrite, before or after its sets; any other row runs
+     * them as a rewrite pass of their own before or after it */
+    const RuleSet *const *before, *const *after;
+    int nbefore, nafter;
+    size_t stop_after;       /* 0: run the stage to its end; else stop after this many rewrites */
 } StageCtx;
 
 /* A hook: a stage that is an algorithm rather than rule sets (opts,

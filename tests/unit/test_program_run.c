@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "core/rewrite/registry.h"
-#include "core/debug/program_run.h"
+#include "core/debug/kernel_check.h"
 
 static UCtx *c;
 static const UOp *dev, *bufA;

@@ -1,0 +1,145 @@
+/* kernel_check.c - check sessions: a kernel's inputs and reference made
+ * once, any number of its points run and compared (see kernel_check.h). */
+#include "kernel_check.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../backend/ast_interp.h"
+#include "../backend/backend.h"
+
+struct KernelCheck {
+    const Schedule *s;
+    KernelPipeline *const *kps;
+    int ki;
+    double atol, rtol;
+    void **data;    /* by program buffer */
+    bool *owned;
+    RefTensor ref;  /* of the kernel's output buffer */
+    bool have_ref;
+};
+
+void kcheck_free(KernelCheck *kc) {
+    if (!kc) return;
+    if (kc->data && kc->owned)
+        for (int b = 0; b < kc->s->nbufs; b++)
+            if (kc->owned[b]) buffer_free(kc->data[b]);
+    free(kc->data);
+    free(kc->owned);
+    if (kc->have_ref) ref_tensor_free(&kc->ref);
+    free(kc);
+}
+
+KernelCheck *kcheck_new(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud,
+                        double atol, double rtol, char *err, size_t errlen) {
+    if (ki < 0 || ki >= s->nkernels) {
+        snprintf(err, errlen, "no kernel %d", ki + 1);
+        return NULL;
+    }
+    KernelCheck *kc = calloc(1, sizeof *kc);
+    if (!kc) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    *kc = (KernelCheck){.s = s, .kps = kps, .ki = ki, .atol = atol, .rtol = rtol};
+    kc->data = calloc((size_t)s->nbufs + 1, sizeof *kc->data);
+    kc->owned = calloc((size_t)s->nbufs + 1, sizeof *kc->owned);
+    if (!kc->data || !kc->owned) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* every buffer the kernels up to ki use; inputs from their data */
+    if (!program_bind_inputs(s, kc->data, inputs, ud, err, errlen)) goto fail;
+    for (int b = 0; b < s->nbufs; b++)
+        if (s->bufs[b].kind != SBUF_INPUT && s->bufs[b].first_kernel >= 0 && s->bufs[b].first_kernel <= ki &&
+            !program_alloc_buffer(s, b, kc->data, kc->owned, err, errlen))
+            goto fail;
+    for (int i = 0; i < ki; i++)
+        if (!program_jit_kernel(s, kps, i, kc->data, err, errlen)) goto fail;
+    const SchedBuffer *out = &s->bufs[s->kernels[ki].bufs[0]];
+    if (!ref_eval(out->source, inputs, ud, &kc->ref, err, errlen)) goto fail;
+    kc->have_ref = true;
+    return kc;
+fail:
+    kcheck_free(kc);
+    return NULL;
+}
+
+/* a LINEAR program compiled and run through the JIT, all its core_ids */
+static bool run_linear(KernelCheck *kc, const UOp *lin, char *msg, size_t msglen) {
+    const SchedKernel *k = &kc->s->kernels[kc->ki];
+    Kernel *kern = kernel_compile(k->name, lin->src, (size_t)lin->nsrc, msg, msglen);
+    if (!kern) return false;
+    int nb = kernel_num_buffers(kern);
+    void **args = calloc((size_t)nb + 1, sizeof *args);
+    bool ok = args != NULL;
+    if (!ok) snprintf(msg, msglen, "out of memory");
+    for (int a = 0; ok && a < nb; a++) {
+        int64_t g = kernel_buffer_arg(kern, a);
+        if (g < 0 || g >= k->nbufs) {
+            snprintf(msg, msglen, "DEFINE_GLOBAL %lld is not one of its %d buffers", (long long)g, k->nbufs);
+            ok = false;
+        } else {
+            args[a] = kc->data[k->bufs[g]];
+        }
+    }
+    if (ok && kernel_num_vars(kern) > 0) {
+        snprintf(msg, msglen, "variables are not supported by the checker");
+        ok = false;
+    }
+    if (ok) ok = kernel_run_parallel(kern, args, NULL, msg, msglen);
+    free(args);
+    kernel_free(kern);
+    return ok;
+}
+
+static bool run_interp(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
+    const SchedKernel *k = &kc->s->kernels[kc->ki];
+    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
+    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+    bool ok = args && sizes;
+    for (int g = 0; ok && g < k->nbufs; g++) {
+        args[g] = kc->data[k->bufs[g]];
+        sizes[g] = kc->s->bufs[k->bufs[g]].size;
+    }
+    if (ok) ok = ast_interp_run(root, args, sizes, k->nbufs, msg, msglen);
+    else snprintf(msg, msglen, "out of memory");
+    free(args);
+    free(sizes);
+    return ok;
+}
+
+/* label: where root is, for messages (" at stage 11") */
+static bool check_root(KernelCheck *kc, const UOp *root, const char *label, ValidateReport *rep, StrBuf *sb, char *err,
+                       size_t errlen) {
+    const SchedKernel *k = &kc->s->kernels[kc->ki];
+    const SchedBuffer *out = &kc->s->bufs[k->bufs[0]];
+    /* a kernel that forgets to write an element must not pass on a previous run's value */
+    memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
+    char msg[1024];
+    bool ran = uop_op(root) == OP_LINEAR ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
+    if (!ran) {
+        snprintf(err, errlen, "kernel %d (%s)%s: %s", kc->ki + 1, k->name, label, msg);
+        return false;
+    }
+    return program_compare(out, kc->data[k->bufs[0]], &kc->ref, kc->atol, kc->rtol, rep, sb, err, errlen);
+}
+
+bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    return check_root(kc, root, "", rep, sb, err, errlen);
+}
+
+bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    const UOp *root = pipeline_root(kc->kps[kc->ki], n, err, errlen);
+    char label[32];
+    snprintf(label, sizeof label, " at stage %d", n);
+    return root && check_root(kc, root, label, rep, sb, err, errlen);
+}
+
+bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
+                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
+    if (!kc) return false;
+    bool ok = kcheck_point(kc, n, rep, sb, err, errlen);
+    kcheck_free(kc);
+    return ok;
+}

@@ -1,0 +1,33 @@
+/* kernel_check.h - one kernel of a program run on real data at any point of
+ * its pipeline and compared with the reference.  A check session does the
+ * expensive part once: the program's inputs bound, the kernels before this
+ * one run through the JIT to make its inputs, the reference of its output
+ * computed; then each root checked costs one run of the kernel.  Roots up
+ * to stage 20 (and rewrite points inside them) run in the kernel-AST
+ * interpreter; LINEAR programs (stages 21, 22) are compiled and run through
+ * the JIT.  A form the interpreter cannot run is an error saying so. */
+#ifndef UOPDB_KERNEL_CHECK_H
+#define UOPDB_KERNEL_CHECK_H
+#include "program_run.h"
+
+typedef struct KernelCheck KernelCheck;
+
+/* NULL + err when the inputs cannot be made (a missing input, a kernel
+ * before ki that fails, out of memory). */
+KernelCheck *kcheck_new(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud,
+                        double atol, double rtol, char *err, size_t errlen);
+void kcheck_free(KernelCheck *kc);
+
+/* Runs root (a point of kernel ki) on the session's data, its output
+ * buffer zeroed first, and compares it with the reference.  False with err
+ * when the root cannot be run (the report is then not filled). */
+bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
+/* kcheck_root at point n (0..22) of kernel ki's pipeline */
+bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
+/* One check of kernel ki at point n (a session for one root). */
+bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
+                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
+#endif

@@ -22,13 +22,16 @@ static const char help_text[] =
     "On the current kernel (the last one compiled, picked or stepped):\n"
     "  :stages            the 22 stages: nodes before/after, rewrites, ms, changed\n"
     "  :step  :back       the next / previous stage      :goto N   stage N (0..22)\n"
+    "  :next  :prev       the next / previous rewrite    :goto N.R after rewrite R of stage N\n"
+    "  :break rule NAME | op OP | node ID   stop at rewrites that match; :breaks lists them,\n"
+    "  :delete N removes one, :continue runs to the next hit and shows its diff\n"
     "  :print             the IR at the current stage    :diff [A B]  stage A vs B\n"
     "  :rules [N]         which rules fired in stage N   :dot [FILE]  DOT (svg/png/dot)\n"
     "  :rewrites [N]      every rewrite of stage N, in order: rule, nodes before -> after\n"
     "  :llvm  :asm        LLVM IR before/after -O2, host assembly\n"
     "  :run               run the kernel's program, validated against the reference\n"
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
-    "  :bisect            check every stage that can run: the first one that is wrong\n"
+    "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
     "\n"
     "The uop module (also require \"uopdb\"):\n"
     "  uop.var(name, lo, hi)         uop.const(dtype, v)        uop.range(n, axis_id, axis_type)\n"
@@ -82,7 +85,7 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         int nargs; /* integer arguments allowed; -1: one optional file name */
     } cmds[] = {
         {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
-        {"goto", "print(k:seek(%s))", 1},   {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
+        {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
         {"rules", "k:rules(%s)", 1}, {"dot", "local f = %s; local text = k:dot(f); print(f and ('wrote ' .. f) or text)", -1},   {"llvm", "k:llvm()", 0},
         {"asm", "k:asm()", 0},       {"check", "k:check(%s)", 1}, {"rewrites", "k:rewrites(%s)", 1}, {"bisect", "k:bisect()", 0},       {"run", "k:program():run{validate=true}", 0},
     };
@@ -119,11 +122,6 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
                 sb_putc(&args, *p);
                 in_num = true;
             }
-            if (!strcmp(name, "goto") && !sb_str(&args)[0]) {
-                fprintf(stderr, ":goto needs a stage number (0..%d)\n", uopdb_lua_stage_count());
-                sb_free(&args);
-                return true;
-            }
         }
         StrBuf code;
         sb_init(&code);
@@ -138,12 +136,92 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     return false;
 }
 
+/* Runs Lua code on uop.current() as k. */
+static void on_kernel(lua_State *L, const char *call) {
+    StrBuf code;
+    sb_init(&code);
+    sb_puts(&code, "local k = uop.current()\n"
+                   "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n");
+    sb_puts(&code, call);
+    eval_string(L, sb_str(&code), "=:command");
+    sb_free(&code);
+}
+
+static bool all_digits(const char *s) {
+    if (!*s) return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s)) return false;
+    return true;
+}
+
+/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue; false if name is none of them */
+static bool debug_command(lua_State *L, const char *name, const char *rest) {
+    char call[512];
+    if (!strcmp(name, "goto")) {
+        char stage[32] = "", rw[32] = "";
+        const char *dot = strchr(rest, '.');
+        if (dot && (size_t)(dot - rest) < sizeof stage && strlen(dot + 1) < sizeof rw) {
+            memcpy(stage, rest, (size_t)(dot - rest));
+            strcpy(rw, dot + 1);
+        } else if (strlen(rest) < sizeof stage) {
+            strcpy(stage, rest);
+        }
+        if (!all_digits(stage) || (dot && !all_digits(rw))) {
+            fprintf(stderr, ":goto takes a stage (0..%d) or a rewrite point STAGE.REWRITE, e.g. :goto 15.3\n",
+                    uopdb_lua_stage_count());
+            return true;
+        }
+        snprintf(call, sizeof call, dot ? "print(k:seek(%s, %s))" : "print(k:seek(%s))", stage, rw);
+    } else if (!strcmp(name, "next") || !strcmp(name, "prev")) {
+        if (*rest) {
+            fprintf(stderr, ":%s takes no arguments\n", name);
+            return true;
+        }
+        snprintf(call, sizeof call, "print(k:%s())", name);
+    } else if (!strcmp(name, "break")) {
+        char kind[16] = "", arg[256] = "";
+        if (sscanf(rest, "%15s %255s", kind, arg) != 2 || (strcmp(kind, "rule") && strcmp(kind, "op") && strcmp(kind, "node")) ||
+            (!strcmp(kind, "node") && !all_digits(arg[0] == '%' ? arg + 1 : arg))) {
+            fprintf(stderr, ":break takes rule NAME, op OP or node ID, e.g. :break rule mul_to_add\n");
+            return true;
+        }
+        for (const char *c = arg; *c; c++)
+            if (!isalnum((unsigned char)*c) && *c != '_' && *c != '.' && *c != '%') {
+                fprintf(stderr, ":break: '%s' is not a rule, op or node name\n", arg);
+                return true;
+            }
+        if (!strcmp(kind, "node"))
+            snprintf(call, sizeof call, "print('breakpoint ' .. k:breakpoint{node = %s})", arg[0] == '%' ? arg + 1 : arg);
+        else snprintf(call, sizeof call, "print('breakpoint ' .. k:breakpoint{%s = \"%s\"})", kind, arg);
+    } else if (!strcmp(name, "breaks")) {
+        snprintf(call, sizeof call, "print(k:breakpoints())");
+    } else if (!strcmp(name, "delete")) {
+        if (!all_digits(rest)) {
+            fprintf(stderr, ":delete takes a breakpoint number (see :breaks)\n");
+            return true;
+        }
+        snprintf(call, sizeof call, "print(k:delete(%s) and 'deleted breakpoint %s' or 'no breakpoint %s')", rest, rest, rest);
+    } else if (!strcmp(name, "continue") || !strcmp(name, "c")) {
+        snprintf(call, sizeof call, "local at, why = k:continue()\nif at then print(at) k:diff() else print(why) end");
+    } else {
+        return false;
+    }
+    on_kernel(L, call);
+    return true;
+}
+
 CommandResult command_run(lua_State *L, const char *line) {
     char *buf = strdup(line);
     if (!buf) {
         fprintf(stderr, "out of memory\n");
         return CMD_CONTINUE;
     }
+    /* a trailing Lua-style comment is not an argument: ":goto 15  -- lower index dtype" */
+    for (char *c = strstr(buf, "--"); c; c = strstr(c + 2, "--"))
+        if (c == buf || isspace((unsigned char)c[-1])) {
+            *c = 0;
+            break;
+        }
     char *p = trim(buf) + 1; /* after ':' */
     char *name = p;
     while (*p && !isspace((unsigned char)*p)) p++;
@@ -167,6 +245,8 @@ CommandResult command_run(lua_State *L, const char *line) {
         size_t n = complete_word(L, rest, &list);
         for (size_t i = 0; i < n; i++) printf("%s\n", list[i]);
         complete_free(list, n);
+    } else if (debug_command(L, name, rest)) {
+        /* ran (or reported its error) */
     } else if (kernel_command(L, name, rest)) {
         /* ran (or reported its error) */
     } else {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua_compile.h"
+#include "../core/debug/breakpoints.h"
 #include "tensor_data.h"
 #include "../viz/diff.h"
 #include "../viz/dot.h"
@@ -45,6 +46,39 @@ static const UOp *root_at(lua_State *L, KernelPipeline *kp, int n) {
     return r;
 }
 
+/* a point of the pipeline: a whole stage (rewrite -1) or the first
+ * `rewrite` rewrites of a stage */
+typedef struct Point {
+    int stage;
+    long rewrite;
+} Point;
+
+static Point current_point(const KernelPipeline *kp) {
+    return (Point){pipeline_position(kp), pipeline_rewrite_position(kp)};
+}
+
+/* argument idx as a point: nil is the current one, an integer a whole stage */
+static Point point_arg(lua_State *L, int idx, KernelPipeline *kp) {
+    if (lua_isnoneornil(L, idx)) return current_point(kp);
+    return (Point){stage_arg(L, idx, kp), -1};
+}
+
+static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
+    if (p.rewrite < 0) return root_at(L, kp, p.stage);
+    char err[1024];
+    const UOp *r = pipeline_rewrite_point(kp, p.stage, (size_t)p.rewrite, err, sizeof err);
+    if (!r) luaL_error(L, "%s", err);
+    return r;
+}
+
+/* "stage 15 (lower index dtype)" or "stage 15 (lower index dtype), rewrite 3 of 16" */
+static void point_label(StrBuf *sb, const KernelPipeline *kp, Point p) {
+    const Stage *st = stage_get(p.stage);
+    sb_printf(sb, "stage %d (%s)", p.stage, st ? st->name : "as scheduled");
+    const StageResult *r = pipeline_result(kp, p.stage);
+    if (p.rewrite >= 0 && r) sb_printf(sb, ", rewrite %ld of %zu", p.rewrite, r->rewrites);
+}
+
 static void stage_line(StrBuf *sb, KernelPipeline *kp, int n) {
     const Stage *st = stage_get(n);
     const StageResult *r = pipeline_result(kp, n);
@@ -74,9 +108,37 @@ static int move_to(lua_State *L, KernelPipeline *kp, int n) {
     return 1;
 }
 
+/* Moves to rewrite r of stage n; returns its summary line: the rewrite that
+ * got there (rule, where, before -> after) */
+static int move_to_rewrite(lua_State *L, KernelPipeline *kp, int n, size_t r) {
+    char err[1024];
+    bool ok = pipeline_seek_rewrite(kp, n, r, err, sizeof err);
+    set_current(L, 1);
+    if (!ok) return luaL_error(L, "%s", err);
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s: ", pipeline_name(kp));
+    point_label(&sb, kp, (Point){n, (long)r});
+    const StageResult *res = pipeline_result(kp, n);
+    if (r > 0 && res && r <= res->trace.nrewrites) {
+        const TraceRewrite *w = &res->trace.rewrites[r - 1];
+        sb_printf(&sb, ": %s (%s:%d) %%%u %s -> %%%u %s", w->rule, w->file, w->line, w->before->id,
+                  op_name(uop_op(w->before)), w->after->id, op_name(uop_op(w->after)));
+    }
+    lua_pushstring(L, sb_str(&sb));
+    sb_free(&sb);
+    return 1;
+}
+
+/* k:seek(n [, r]): stage n, or rewrite r of stage n (after its first r rewrites) */
 static int k_seek(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    return move_to(L, kp, stage_arg(L, 2, kp));
+    int n = stage_arg(L, 2, kp);
+    if (lua_isnoneornil(L, 3)) return move_to(L, kp, n);
+    lua_Integer r = luaL_checkinteger(L, 3);
+    if (r < 0) return luaL_error(L, "no rewrite %I: rewrite points count from 0", (LUAI_UACINT)r);
+    if (n < 1) return luaL_error(L, "stage 0 is the kernel as scheduled: it has no rewrites");
+    return move_to_rewrite(L, kp, n, (size_t)r);
 }
 
 static int k_step(lua_State *L) {
@@ -89,18 +151,61 @@ static int k_step(lua_State *L) {
 static int k_back(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     int pos = pipeline_position(kp);
+    if (pipeline_rewrite_position(kp) >= 0) return move_to(L, kp, pos > 0 ? pos - 1 : 0);
     if (pos <= 0) return luaL_error(L, "already at the start (stage 0, the kernel as scheduled)");
     return move_to(L, kp, pos - 1);
 }
 
+/* rewrites of stage n, running it as needed */
+static size_t stage_rewrites(lua_State *L, KernelPipeline *kp, int n) {
+    root_at(L, kp, n);
+    return pipeline_result(kp, n)->rewrites;
+}
+
+/* k:next(): the next rewrite, across stage boundaries (a stage that changed
+ * the kernel without rewrites, such as opts or linearize, is one step) */
+static int k_next(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    Point p = current_point(kp);
+    if (p.stage >= 1 && p.rewrite >= 0 && (size_t)p.rewrite < stage_rewrites(L, kp, p.stage))
+        return move_to_rewrite(L, kp, p.stage, (size_t)p.rewrite + 1);
+    for (int n = p.stage + 1; n <= STAGE_COUNT; n++) {
+        if (stage_rewrites(L, kp, n) > 0) return move_to_rewrite(L, kp, n, 1);
+        if (pipeline_result(kp, n)->changed) return move_to(L, kp, n);
+    }
+    return luaL_error(L, "no rewrite after this point: the kernel is at its last stage");
+}
+
+/* k:prev(): the previous rewrite, across stage boundaries */
+static int k_prev(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    Point p = current_point(kp);
+    if (p.stage >= 1) {
+        size_t r = p.rewrite >= 0 ? (size_t)p.rewrite : stage_rewrites(L, kp, p.stage);
+        if (r >= 2) return move_to_rewrite(L, kp, p.stage, r - 1);
+    }
+    for (int n = p.stage - 1; n >= 1; n--) {
+        size_t r = stage_rewrites(L, kp, n);
+        if (r > 0) return move_to_rewrite(L, kp, n, r);
+        if (pipeline_result(kp, n)->changed) return move_to(L, kp, n);
+    }
+    if (p.stage == 0) return luaL_error(L, "already at the start (stage 0, the kernel as scheduled)");
+    return move_to(L, kp, 0);
+}
+
+/* k:pos() -> stage, rewrite (nil when the position is a whole stage) */
 static int k_pos(lua_State *L) {
-    lua_pushinteger(L, pipeline_position(check_kernel(L, 1, NULL)));
-    return 1;
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_pushinteger(L, pipeline_position(kp));
+    long r = pipeline_rewrite_position(kp);
+    if (r >= 0) lua_pushinteger(L, r);
+    else lua_pushnil(L);
+    return 2;
 }
 
 static int k_root(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    luop_push(L, root_at(L, kp, stage_arg(L, 2, kp)));
+    luop_push(L, point_root(L, kp, point_arg(L, 2, kp)));
     return 1;
 }
 
@@ -111,7 +216,7 @@ static void listing_text(StrBuf *sb, const UOp *root) {
 
 static int k_listing(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    const UOp *r = root_at(L, kp, stage_arg(L, 2, kp));
+    const UOp *r = point_root(L, kp, point_arg(L, 2, kp));
     StrBuf sb;
     sb_init(&sb);
     listing_text(&sb, r);
@@ -122,12 +227,13 @@ static int k_listing(lua_State *L) {
 
 static int k_print(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    int n = stage_arg(L, 2, kp);
-    const UOp *r = root_at(L, kp, n);
+    Point pt = point_arg(L, 2, kp);
+    const UOp *r = point_root(L, kp, pt);
     StrBuf sb;
     sb_init(&sb);
-    const Stage *st = stage_get(n);
-    sb_printf(&sb, "# %s at stage %d (%s)\n", pipeline_name(kp), n, st ? st->name : "as scheduled");
+    sb_printf(&sb, "# %s at ", pipeline_name(kp));
+    point_label(&sb, kp, pt);
+    sb_putc(&sb, '\n');
     listing_text(&sb, r);
     print_text(sb_str(&sb));
     sb_free(&sb);
@@ -135,24 +241,27 @@ static int k_print(lua_State *L) {
 }
 
 /* k:diff([a, b]): a defaults to the point before b, b to the current one */
-static void diff_points(lua_State *L, KernelPipeline *kp, int *a, int *b) {
-    if (lua_isnoneornil(L, 2) && lua_isnoneornil(L, 3)) {
-        *b = pipeline_position(kp);
-        *a = *b > 0 ? *b - 1 : 0;
-    } else if (lua_isnoneornil(L, 3)) {
-        *b = stage_arg(L, 2, kp);
-        *a = *b > 0 ? *b - 1 : 0;
-    } else {
-        *a = stage_arg(L, 2, kp);
-        *b = stage_arg(L, 3, kp);
+/* the two points of k:diff([a, b]): b defaults to the current point and a
+ * to the point just before b (at a rewrite point: before that rewrite) */
+static void diff_points(lua_State *L, KernelPipeline *kp, Point *a, Point *b) {
+    if (!lua_isnoneornil(L, 3)) {
+        *a = point_arg(L, 2, kp);
+        *b = point_arg(L, 3, kp);
+        return;
     }
+    *b = point_arg(L, 2, kp);
+    if (b->rewrite > 0) *a = (Point){b->stage, b->rewrite - 1};
+    else if (b->rewrite == 0) *a = (Point){b->stage > 0 ? b->stage - 1 : 0, -1};
+    else *a = (Point){b->stage > 0 ? b->stage - 1 : 0, -1};
 }
 
-static void diff_text(lua_State *L, KernelPipeline *kp, int a, int b, StrBuf *sb, DiffStats *st) {
-    const UOp *ra = root_at(L, kp, a), *rb = root_at(L, kp, b);
+static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, StrBuf *sb, DiffStats *st) {
+    const UOp *ra = point_root(L, kp, a), *rb = point_root(L, kp, b);
     char la[64], lb[64];
-    snprintf(la, sizeof la, "stage %d", a);
-    snprintf(lb, sizeof lb, "stage %d", b);
+    if (a.rewrite >= 0) snprintf(la, sizeof la, "stage %d.%ld", a.stage, a.rewrite);
+    else snprintf(la, sizeof la, "stage %d", a.stage);
+    if (b.rewrite >= 0) snprintf(lb, sizeof lb, "stage %d.%ld", b.stage, b.rewrite);
+    else snprintf(lb, sizeof lb, "stage %d", b.stage);
     DiffOpts o = {.label_a = la, .label_b = lb};
     *st = uop_diff_text(sb, ra, rb, &o);
 }
@@ -161,14 +270,14 @@ static void diff_text(lua_State *L, KernelPipeline *kp, int a, int b, StrBuf *sb
  * k:diff_text([a, b]) returns it */
 static int diff_method(lua_State *L, bool print) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    int a, b;
+    Point a, b;
     diff_points(L, kp, &a, &b);
     StrBuf sb;
     sb_init(&sb);
     DiffStats st;
     diff_text(L, kp, a, b, &sb, &st);
     if (print) {
-        if (st.added == 0 && st.removed == 0) sb_printf(&sb, "stage %d and stage %d are the same graph\n", a, b);
+        if (st.added == 0 && st.removed == 0) sb_puts(&sb, "the two points are the same graph\n");
         print_text(sb_str(&sb));
     } else {
         lua_pushstring(L, sb_str(&sb));
@@ -361,7 +470,7 @@ static int k_rewrites(lua_State *L) {
 static int k_dot(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     const char *file = luaL_optstring(L, 2, NULL);
-    const UOp *r = root_at(L, kp, stage_arg(L, 3, kp));
+    const UOp *r = point_root(L, kp, point_arg(L, 3, kp));
     StrBuf sb;
     sb_init(&sb);
     DotOpts o = {0};
@@ -505,6 +614,137 @@ static int k_remove(lua_State *L) {
     return 1;
 }
 
+/* ---- breakpoints ---- */
+
+typedef struct LuaWhen {
+    lua_State *L;
+    int ref;
+} LuaWhen;
+
+static int lua_when(void *ud, const UOp *before, const UOp *after, char *err, size_t errlen) {
+    LuaWhen *w = ud;
+    lua_State *L = w->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, w->ref);
+    luop_push(L, before);
+    luop_push(L, after);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+        snprintf(err, errlen, "breakpoint predicate: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    int hit = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return hit;
+}
+
+static void lua_when_free(void *ud) {
+    LuaWhen *w = ud;
+    luaL_unref(w->L, LUA_REGISTRYINDEX, w->ref);
+    free(w);
+}
+
+/* k:breakpoint{rule="name"} / {op="IDIV"} / {node=45} / {when=function(before, after) ... end} -> id */
+static int k_breakpoint(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    check_option_keys(L, 2, "breakpoint", (const char *[]){"rule", "op", "node", "when", NULL});
+    Breakpoint bp = {0};
+    char text[256];
+    int kinds = 0;
+    if (lua_getfield(L, 2, "rule") != LUA_TNIL) {
+        bp.kind = BREAK_RULE, kinds++;
+        bp.rule = (char *)luaL_checkstring(L, -1);
+        snprintf(text, sizeof text, "rule %s", bp.rule);
+    }
+    if (lua_getfield(L, 2, "op") != LUA_TNIL) {
+        bp.kind = BREAK_OP, kinds++;
+        if (!op_from_name(luaL_checkstring(L, -1), &bp.op)) return luaL_error(L, "breakpoint: unknown op '%s'", lua_tostring(L, -1));
+        snprintf(text, sizeof text, "op %s", op_name(bp.op));
+    }
+    if (lua_getfield(L, 2, "node") != LUA_TNIL) {
+        bp.kind = BREAK_NODE, kinds++;
+        const UOp *u = luop_test(L, -1);
+        lua_Integer id = u ? (lua_Integer)u->id : luaL_checkinteger(L, -1);
+        if (id < 0 || id > UINT32_MAX) return luaL_error(L, "breakpoint: no node %I", (LUAI_UACINT)id);
+        bp.node = (unsigned)id;
+        snprintf(text, sizeof text, "node %%%u", bp.node);
+    }
+    if (lua_getfield(L, 2, "when") != LUA_TNIL) {
+        bp.kind = BREAK_WHEN, kinds++;
+        luaL_checktype(L, -1, LUA_TFUNCTION);
+        lua_Debug ar;
+        lua_pushvalue(L, -1);
+        lua_getinfo(L, ">S", &ar);
+        snprintf(text, sizeof text, "when (%s:%d)", ar.short_src, ar.linedefined);
+    }
+    if (kinds != 1) return luaL_error(L, "breakpoint: give exactly one of rule=, op=, node=, when=");
+    if (bp.kind == BREAK_WHEN) {
+        LuaWhen *w = malloc(sizeof *w);
+        if (!w) return luaL_error(L, "out of memory");
+        lua_getfield(L, 2, "when");
+        w->L = L;
+        w->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        bp.when = lua_when, bp.ud = w, bp.ud_free = lua_when_free;
+    }
+    bp.text = text;
+    int id = breaks_add(pipeline_breaks(kp), &bp);
+    if (!id) {
+        if (bp.ud_free) bp.ud_free(bp.ud);
+        return luaL_error(L, "out of memory");
+    }
+    set_current(L, 1);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* k:breakpoints() -> {{id=, what=}, ...}; prints as one line each */
+static int k_breakpoints(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    const BreakList *bl = pipeline_breaks(kp);
+    lua_createtable(L, bl->n, 0);
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < bl->n; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, bl->items[i].id);
+        lua_setfield(L, -2, "id");
+        lua_pushstring(L, bl->items[i].text);
+        lua_setfield(L, -2, "what");
+        lua_rawseti(L, -2, i + 1);
+        sb_printf(&sb, "%s%d  %s", i ? "\n" : "", bl->items[i].id, bl->items[i].text);
+    }
+    set_summary(L, bl->n ? sb_str(&sb) : "no breakpoints");
+    sb_free(&sb);
+    return 1;
+}
+
+/* k:delete(id) -> true if there was such a breakpoint */
+static int k_delete(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    lua_pushboolean(L, id > 0 && id <= INT32_MAX && breaks_delete(pipeline_breaks(kp), (int)id));
+    return 1;
+}
+
+/* k:continue(): moves to the next rewrite, across stages, that hits a
+ * breakpoint; returns its summary line (nil when none is hit before the end) */
+static int k_continue(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    Point p = current_point(kp);
+    BreakHit hit;
+    char err[1024];
+    int r = dbg_continue(kp, pipeline_breaks(kp), p.stage, p.rewrite, &hit, err, sizeof err);
+    if (r < 0) return luaL_error(L, "continue: %s", err);
+    if (r == 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "no breakpoint hit before the end of the pipeline");
+        return 2;
+    }
+    move_to_rewrite(L, kp, hit.stage, hit.rewrite);
+    lua_pushfstring(L, "breakpoint %d: %s", hit.id, lua_tostring(L, -1));
+    return 1;
+}
+
 static Kernel *compiled(lua_State *L, KernelPipeline *kp) {
     char err[1024];
     Kernel *k = pipeline_kernel(kp, err, sizeof err);
@@ -579,42 +819,62 @@ static void push_report(lua_State *L, const ValidateReport *rep, int n, const ch
     lua_setfield(L, -2, "text");
 }
 
-/* Runs the check of kernel at point n; pushes the report table {ok=,
- * mismatches=, text=} or, when the point cannot be run, returns false with
- * the reason in err. */
-static bool check_point(lua_State *L, LProgram *p, int ki, int n, double atol, double rtol, char *err, size_t errlen) {
+/* Runs the check of the kernel at point pt; pushes the report table {ok=,
+ * mismatches=, stage=, rewrite=, text=} or, when the point cannot be run,
+ * returns false with the reason in err. */
+static bool check_point(lua_State *L, LProgram *p, KernelPipeline *kp, int ki, Point pt, double atol, double rtol,
+                        char *err, size_t errlen) {
     ValidateReport rep;
     StrBuf sb;
     sb_init(&sb);
-    bool ok = program_check_kernel(p->s, p->kps, ki, n, luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, errlen);
-    if (ok) push_report(L, &rep, n, sb_str(&sb));
+    bool ok;
+    if (pt.rewrite < 0) {
+        ok = program_check_kernel(p->s, p->kps, ki, pt.stage, luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, errlen);
+    } else {
+        char label[48];
+        snprintf(label, sizeof label, " at rewrite %d.%ld", pt.stage, pt.rewrite);
+        const UOp *root = pipeline_rewrite_point(kp, pt.stage, (size_t)pt.rewrite, err, errlen);
+        ok = root && program_check_root(p->s, p->kps, ki, root, label, luop_buffer_lookup, L, atol, rtol, &rep, &sb,
+                                        err, errlen);
+    }
+    if (ok) {
+        push_report(L, &rep, pt.stage, sb_str(&sb));
+        if (pt.rewrite >= 0) {
+            lua_pushinteger(L, pt.rewrite);
+            lua_setfield(L, -2, "rewrite");
+        }
+    }
     sb_free(&sb);
     return ok;
 }
 
 /* k:check([n [, {atol=, rtol=, quiet=}]]): runs the kernel at stage n
- * (default: the current one) on the program's data and compares its output
- * with the reference; returns the report */
+ * (default: the current point, a rewrite point included) on the program's
+ * data and compares its output with the reference; returns the report */
 static int k_check(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
-    int n = stage_arg(L, 2, kp);
+    Point pt = point_arg(L, 2, kp);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+    check_option_keys(L, 3, "check", (const char *[]){"atol", "rtol", "quiet", NULL});
     double atol = opt_number(L, 3, "atol", 1e-5), rtol = opt_number(L, 3, "rtol", 1e-4);
     char err[1024];
-    if (!check_point(L, p, kernel_index(L, 1), n, atol, rtol, err, sizeof err)) return luaL_error(L, "check: %s", err);
+    if (!check_point(L, p, kp, kernel_index(L, 1), pt, atol, rtol, err, sizeof err))
+        return luaL_error(L, "check: %s", err);
     if (!opt_bool(L, 3, "quiet")) {
         lua_getfield(L, -1, "text");
-        printf("%s at stage %d: %s\n", pipeline_name(kp), n, lua_tostring(L, -1));
+        StrBuf sb;
+        sb_init(&sb);
+        sb_printf(&sb, "%s at ", pipeline_name(kp));
+        point_label(&sb, kp, pt);
+        printf("%s: %s\n", sb_str(&sb), lua_tostring(L, -1));
         fflush(stdout);
+        sb_free(&sb);
         lua_pop(L, 1);
     }
     return 1;
 }
 
-/* k:bisect([{quiet=}]): checks the kernel at every stage it can run and
- * returns the first stage whose output differs from the reference (nil if
- * none), and the per-stage reports (indexed by stage + 1) */
 /* a node for a verdict: "%12 = ADD int32 (...)": its listing line, with its
  * expression rendered when that is short */
 static void push_rendered(lua_State *L, const UOp *u) {
@@ -702,8 +962,8 @@ static int k_program(lua_State *L) {
 
 
 const luaL_Reg luop_kernel_methods[] = {
-    {"name", k_name},     {"seek", k_seek},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
+    {"name", k_name},     {"seek", k_seek}, {"next", k_next}, {"prev", k_prev},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect}, {"insert", k_insert}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};
+    {"bisect", k_bisect}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};

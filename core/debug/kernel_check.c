@@ -143,3 +143,13 @@ bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki,
     kcheck_free(kc);
     return ok;
 }
+
+bool program_check_root(const Schedule *s, KernelPipeline *const *kps, int ki, const UOp *root, const char *label,
+                        RefBufferFn inputs, void *ud, double atol, double rtol, ValidateReport *rep, StrBuf *sb,
+                        char *err, size_t errlen) {
+    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
+    if (!kc) return false;
+    bool ok = check_root(kc, root, label ? label : "", rep, sb, err, errlen);
+    kcheck_free(kc);
+    return ok;
+}

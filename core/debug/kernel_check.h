@@ -30,4 +30,10 @@ bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char 
 bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
                           double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
+/* One check of kernel ki on a root of its pipeline (a rewrite point);
+ * label says where it is for messages (" at rewrite 15.3"). */
+bool program_check_root(const Schedule *s, KernelPipeline *const *kps, int ki, const UOp *root, const char *label,
+                        RefBufferFn inputs, void *ud, double atol, double rtol, ValidateReport *rep, StrBuf *sb,
+                        char *err, size_t errlen);
+
 #endif

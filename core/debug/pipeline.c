@@ -2,6 +2,7 @@
  * points 0..22 computed lazily and kept, per-stage statistics and traces,
  * and the compiled kernel cached until the opts change. */
 #include "pipeline.h"
+#include "breakpoints.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct KernelPipeline {
     Kernel *kernel;
     InsertedRules *ins;    /* user rules inserted into stages, in insertion order */
     int nins, capins;
+    BreakList breaks;
 };
 
 static double now_ms(void) {
@@ -67,6 +69,7 @@ void pipeline_free(KernelPipeline *kp) {
     for (int n = 0; n <= STAGE_COUNT; n++) trace_free(&kp->res[n].trace);
     for (int i = 0; i < kp->nins; i++) ruleset_free(kp->ins[i].rules);
     free(kp->ins);
+    breaks_free(&kp->breaks);
     free(kp->name);
     free(kp);
 }
@@ -268,3 +271,5 @@ bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_
 }
 
 long pipeline_rewrite_position(const KernelPipeline *kp) { return kp->rpos; }
+
+BreakList *pipeline_breaks(KernelPipeline *kp) { return &kp->breaks; }

@@ -70,6 +70,9 @@ const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
 long pipeline_rewrite_position(const KernelPipeline *kp);
 
+/* the kernel's breakpoints (breakpoints.h), freed with the pipeline */
+struct BreakList *pipeline_breaks(KernelPipeline *kp);
+
 /* Runs all stages and compiles the final program (cached until opts
  * change); NULL + err on failure. */
 Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen);

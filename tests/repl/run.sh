@@ -238,7 +238,7 @@ expect_has ":dot a long FILE name is passed whole" "digraph uops {" "$(cat "$tmp
 expect_has ":goto a number past int32 names it" "no stage 4294967297" "$err"
 
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:check 4\n:bisect\n:check x\n'
-expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4: output0 float32 (2, 2): 4 elements match" "$out"
+expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symbolic): output0 float32 (2, 2): 4 elements match" "$out"
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"
 expect_has ":check with a bad argument" ":check takes one stage number" "$err"
 

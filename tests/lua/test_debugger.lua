@@ -1,0 +1,135 @@
+-- test_debugger.lua - the debugging story: a wrong rule planted in a stage
+-- with k:insert is named by k:bisect (stage, rule, where, rewrite); rewrite
+-- points (k:seek(n, r), k:next, k:prev, k:pos); breakpoints by rule, op,
+-- node and predicate; k:inserted / k:remove; uop.compile{rules=}.
+local T = ...
+
+local function matmul3()
+  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
+  local B = Tensor.new({{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}, "float32")
+  return A:matmul(B)
+end
+
+-- a*b on index arithmetic rewritten to a+b: the classic wrong rule
+local function mul_to_add()
+  return uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewrite = function(m) return m.a + m.b end} }
+end
+local PLANTED_LINE = debug.getinfo(mul_to_add, "S").linedefined + 1
+
+T.test("a planted wrong rule in stage 4 is named by bisect: stage, rule, where, rewrite", function()
+  local p = uop.compile(matmul3())
+  local k = p:kernel(1)
+  T.ok(k:bisect{quiet = true} == nil, "right before the rule is planted")
+  k:insert(4, mul_to_add())
+  local stage, culprit, reports = k:bisect{quiet = true}
+  T.eq(stage, 4)
+  T.ok(culprit ~= nil, "the culprit is named")
+  T.eq(culprit.rule, "mul_to_add")
+  T.eq(culprit.where, "tests/lua/test_debugger.lua:" .. PLANTED_LINE)
+  T.ok(culprit.index >= 1 and culprit.index <= culprit.of, "a rewrite of the stage")
+  T.ok(culprit.before:find("MUL", 1, true), culprit.before)
+  T.ok(culprit.after:find("ADD", 1, true), culprit.after)
+  T.eq(culprit.before_node:op(), "MUL")
+  -- the point before the culprit is right, the culprit's point is wrong
+  T.ok(k:check(4, {quiet = true}).ok == false)
+  k:seek(4, culprit.index - 1)
+  T.ok(k:check(nil, {quiet = true}).ok, "right before the culprit")
+  k:seek(4, culprit.index)
+  T.ok(not k:check(nil, {quiet = true}).ok, "wrong after it")
+  T.ok(reports[4].ok and not reports[5].ok, "reports by stage + 1")
+  -- the reference comes from the untouched program: the output is still what it should be
+  T.eq(k:remove(4, "rules"), 1)
+  T.eq(#k:inserted(), 0)
+  T.eq(k:bisect{quiet = true}, nil)
+end)
+
+T.test("inserted rules appear in k:rules and k:rewrites under their names with their Lua line", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:insert(4, mul_to_add())
+  local ins = k:inserted()
+  T.eq(#ins, 1)
+  T.eq(ins[1].stage, 4)
+  T.eq(ins[1].before, false)
+  T.eq(ins[1].names[1], "mul_to_add")
+  local rw = k:rewrites(4, {quiet = true})
+  local found
+  for _, w in ipairs(rw) do if w.rule == "mul_to_add" then found = w end end
+  T.ok(found, "the planted rule fired in stage 4")
+  T.eq(found.where, "tests/lua/test_debugger.lua:" .. PLANTED_LINE)
+  T.ok(k:rules(4, {quiet = true}).mul_to_add >= 1)
+  T.raises("insert: rules go into stages 1 to 22", function() k:insert(0, mul_to_add()) end)
+  T.raises("insert: unknown option 'befor'", function() k:insert(4, mul_to_add(), {befor = true}) end)
+end)
+
+T.test("uop.compile{rules=} inserts into every kernel; the reference stays the program's", function()
+  local p = uop.compile(matmul3(), {rules = {[4] = mul_to_add()}})
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(not rep.ok, "the planted rule breaks the kernel and validation says so")
+  T.raises("rules: no stage 30", function() uop.compile(matmul3(), {rules = {[30] = mul_to_add()}}) end)
+end)
+
+T.test("rewrite points: seek, pos, next and prev across stages, diff of one rewrite", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  local n15 = k:stages{quiet = true}[15].rewrites
+  T.ok(n15 >= 3)
+  local line = k:seek(15, 2)
+  T.ok(line:find("stage 15 %(lower index dtype%), rewrite 2 of " .. n15), line)
+  local s, r = k:pos()
+  T.eq(s, 15); T.eq(r, 2)
+  T.eq(k:root(), k:root()) -- stable
+  T.ok(k:root() ~= k:root(15) and k:root() ~= k:root(14), "a point inside the stage")
+  k:seek(15, 0)
+  T.eq(k:root(), k:root(14))
+  k:seek(15, n15)
+  T.eq(k:root(), k:root(15))
+  k:seek(15, n15)
+  k:next()
+  s, r = k:pos()
+  T.ok(s > 15 and r == 1, "the first rewrite of the next stage that rewrites")
+  k:prev()
+  s, r = k:pos()
+  T.eq(s, 15); T.eq(r, n15)
+  k:seek(15, 1)
+  local d = k:diff_text()
+  T.ok(d:find("stage 15.0", 1, true) and d:find("stage 15.1", 1, true), d)
+  T.raises("rewrite points are 15.0 to 15." .. n15, function() k:seek(15, n15 + 1) end)
+  k:seek(15)
+  s, r = k:pos()
+  T.eq(s, 15); T.eq(r, nil)
+end)
+
+T.test("breakpoints by rule, op, node and predicate; continue across stages", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:seek(0)
+  local b1 = k:breakpoint{rule = "lower_binary"}
+  T.eq(b1, 1)
+  local at = k:continue()
+  T.ok(at:find("breakpoint 1", 1, true) and at:find("lower_binary", 1, true), at)
+  local s, r = k:pos()
+  T.eq(s, 15)
+  T.eq(k:rewrites(15, {quiet = true})[r].rule, "lower_binary")
+  T.ok(k:delete(b1))
+  T.ok(not k:delete(b1))
+  k:breakpoint{op = "MULACC"}
+  k:seek(0)
+  at = k:continue()
+  T.ok(at and at:find("MULACC", 1, true), tostring(at))
+  k:delete(2)
+  local seen = {}
+  k:breakpoint{when = function(before, after) seen[#seen + 1] = before; return after:op() == "CAST" end}
+  k:seek(0)
+  at = k:continue()
+  T.ok(at ~= nil and #seen >= 1, "the predicate ran")
+  s, r = k:pos()
+  T.eq(k:rewrites(s, {quiet = true})[r].after:op(), "CAST")
+  k:delete(3)
+  local target = k:rewrites(15, {quiet = true})[1].before
+  k:breakpoint{node = target:id()}
+  k:seek(0)
+  T.ok(k:continue() ~= nil)
+  T.eq(#k:breakpoints(), 1)
+  T.raises("give exactly one of", function() k:breakpoint{rule = "a", op = "ADD"} end)
+  T.raises("unknown op 'NOPE'", function() k:breakpoint{op = "NOPE"} end)
+  k:delete(4)
+  T.raises("no breakpoints", function() k:continue() end)
+end)

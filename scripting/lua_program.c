@@ -13,6 +13,7 @@
 
 #include "lua_compile.h"
 #include "tensor_data.h"
+#include "tensor_data.h"
 #include "../core/debug/bisect.h"
 #include "../core/sched/schedule.h"
 #include "../core/debug/pipeline.h"
@@ -60,6 +61,75 @@ void push_kernel(lua_State *L, int prog_idx, int i) {
 
 /* ---- uop.compile ---- */
 
+/* a kernel AST's name: tinygrad's KernelInfo name when the SINK has one */
+static const char *kernel_ast_name(const UOp *sink) {
+    const Arg *a = sink->arg;
+    if (a && a->kind == ARG_STR) return a->v.s;
+    if (a && a->kind == ARG_TUPLE && a->n > 0 && a->items[0]->kind == ARG_STR) return a->items[0]->v.s;
+    return "kernel";
+}
+
+/* a small value of dt, exactly representable, from a seeded generator */
+static void random_element(lua_State *L, const DType *dt, void *data, int64_t k, uint64_t *state) {
+    *state ^= *state << 13, *state ^= *state >> 7, *state ^= *state << 17;
+    uint64_t r = *state;
+    if (dt_is_float(dt)) lua_pushnumber(L, (double)((int64_t)(r % 33) - 16) / 8.0);
+    else if (dt->sk == SK_BOOL) lua_pushboolean(L, (int)(r & 1));
+    else if (dt->sk == SK_UINT8 || dt->sk == SK_UINT16 || dt->sk == SK_UINT32 || dt->sk == SK_UINT64)
+        lua_pushinteger(L, (lua_Integer)(r % 9));
+    else lua_pushinteger(L, (lua_Integer)(r % 17) - 8);
+    luop_buffer_write(L, dt, data, k, -1);
+    lua_pop(L, 1);
+}
+
+/* Host data for the inputs of a program made from a kernel AST: the
+ * option buffers = {[n] = {values}} by DEFINE_GLOBAL number, seeded random
+ * values (seed = N, default 1) for the others. */
+static bool fill_ast_buffers(lua_State *L, Schedule *s, int opts) {
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    if (lua_type(L, opts) == LUA_TTABLE && lua_getfield(L, opts, "seed") != LUA_TNIL) {
+        if (!lua_isinteger(L, -1)) {
+            schedule_free(s);
+            luaL_error(L, "uop.compile: seed must be an integer");
+        }
+        state ^= (uint64_t)lua_tointeger(L, -1) * 0x2545f4914f6cdd1dull;
+    }
+    if (lua_type(L, opts) == LUA_TTABLE) lua_pop(L, 1);
+    int given = 0;
+    if (lua_type(L, opts) == LUA_TTABLE && lua_getfield(L, opts, "buffers") != LUA_TNIL) {
+        if (!lua_istable(L, -1)) {
+            schedule_free(s);
+            luaL_error(L, "uop.compile: buffers must be a table {[n] = {values}} by DEFINE_GLOBAL number");
+        }
+        given = lua_gettop(L);
+    } else if (lua_type(L, opts) == LUA_TTABLE) {
+        lua_pop(L, 1);
+    }
+    for (int b = 0; b < s->nbufs; b++) {
+        const SchedBuffer *sb = &s->bufs[b];
+        if (sb->kind != SBUF_INPUT) continue;
+        void *data = luop_buffer_attach(L, sb->source, sb->dtype, sb->size);
+        if (given && lua_rawgeti(L, given, b) != LUA_TNIL) {
+            if (!lua_istable(L, -1) || (int64_t)lua_rawlen(L, -1) != sb->size) {
+                int64_t size = sb->size;
+                schedule_free(s);
+                luaL_error(L, "uop.compile: buffers[%d] must be a list of %I values (DEFINE_GLOBAL %d's size)", b,
+                           (lua_Integer)size, b);
+            }
+            for (int64_t k = 0; k < sb->size; k++) {
+                lua_rawgeti(L, -1, (lua_Integer)k + 1);
+                luop_buffer_write(L, sb->dtype, data, k, -1);
+                lua_pop(L, 1);
+            }
+        } else {
+            for (int64_t k = 0; k < sb->size; k++) random_element(L, sb->dtype, data, k, &state);
+        }
+        if (given) lua_pop(L, 1);
+    }
+    if (given) lua_pop(L, 1);
+    return true;
+}
+
 /* {rules = {[stage] = rules, ...}}: inserts each set into that stage of every kernel */
 static void insert_rules_option(lua_State *L, int opts, LProgram *p) {
     if (lua_getfield(L, opts, "rules") == LUA_TNIL) {
@@ -104,14 +174,19 @@ static int l_compile(lua_State *L) {
     } else {
         return luaL_argerror(L, 1, "a tensor, a UOp, or a list of them expected");
     }
-    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}, rules = {[stage] = rules}} */
+    /* options: {kernel_opts = {[i] = {{"UPCAST", axis, amount}, ...}}, rules = {[stage] = rules}}; for a
+     * kernel AST also buffers = {[n] = values} (by DEFINE_GLOBAL number) and seed = N */
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-    check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", NULL});
-    const UOp *sink = uop_sink(c, outs, n);
+    bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
+    if (is_ast) check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "buffers", "seed", NULL});
+    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", NULL});
+    const UOp *sink = is_ast ? outs[0] : uop_sink(c, outs, n);
     if (!sink) return luop_ctx_error(L);
     char err[1024];
-    Schedule *s = schedule_build(c, sink, err, sizeof err);
+    Schedule *s = is_ast ? schedule_from_kernel(c, sink, kernel_ast_name(sink), err, sizeof err)
+                         : schedule_build(c, sink, err, sizeof err);
     if (!s) return luaL_error(L, "uop.compile: %s", err);
+    if (is_ast && !fill_ast_buffers(L, s, 2)) return 0; /* raised */
     LProgram *p = lua_newuserdatauv(L, sizeof *p, 0);
     memset(p, 0, sizeof *p);
     luaL_setmetatable(L, PROGRAM_MT);

@@ -92,10 +92,32 @@ const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **
     return buf;
 }
 
+static void write_element(lua_State *L, const DType *dt, void *p, size_t k, int idx);
+
 const void *luop_buffer_data(lua_State *L, const UOp *buffer) {
     BufferRegistry *r = registry(L);
-    if (!r || !buffer || uop_op(buffer) != OP_BUFFER) return NULL;
+    if (!r || !buffer || (uop_op(buffer) != OP_BUFFER && uop_op(buffer) != OP_DEFINE_GLOBAL)) return NULL;
     return u64map_get(&r->data, buffer->id);
+}
+
+void *luop_buffer_attach(lua_State *L, const UOp *node, const DType *dt, int64_t count) {
+    BufferRegistry *r = check_registry(L);
+    char name[64];
+    if (!buffer_dtype_ok(dt))
+        luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_str(dt, name, sizeof name));
+    void *data = buffer_alloc(dt, count);
+    if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_str(dt, name, sizeof name));
+    void *old = (void *)u64map_get(&r->data, node->id);
+    if (!u64map_put(&r->data, node->id, data)) {
+        buffer_free(data);
+        luaL_error(L, "buffer: out of memory");
+    }
+    buffer_free(old);
+    return data;
+}
+
+void luop_buffer_write(lua_State *L, const DType *dt, void *data, int64_t k, int idx) {
+    write_element(L, dt, data, (size_t)k, idx);
 }
 
 const void *luop_buffer_lookup(void *ud, const UOp *buffer) { return luop_buffer_data(ud, buffer); }

@@ -11,7 +11,13 @@
  * zeroed host data (buffer_alloc'd, owned by the registry); *data_out gets
  * the storage.  NULL (and a Lua error raised) when out of memory. */
 const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **data_out);
-/* The host data of a BUFFER node, NULL if it has none. */
+/* New zeroed host data of dt, count elements, for any node (the
+ * DEFINE_GLOBALs of a kernel compiled from its AST), replacing what it had;
+ * raises when out of memory. */
+void *luop_buffer_attach(lua_State *L, const UOp *node, const DType *dt, int64_t count);
+/* Writes the Lua number or bool at idx as element k of data (dtype dt). */
+void luop_buffer_write(lua_State *L, const DType *dt, void *data, int64_t k, int idx);
+/* The host data of a BUFFER node (or a DEFINE_GLOBAL given data), NULL if it has none. */
 const void *luop_buffer_data(lua_State *L, const UOp *buffer);
 /* As a RefBufferFn (ud is the lua_State). */
 const void *luop_buffer_lookup(void *ud, const UOp *buffer);

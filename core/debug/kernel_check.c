@@ -56,7 +56,7 @@ KernelCheck *kcheck_new(const Schedule *s, KernelPipeline *const *kps, int ki, R
     for (int i = 0; i < ki; i++)
         if (!program_jit_kernel(s, kps, i, kc->data, err, errlen)) goto fail;
     const SchedBuffer *out = &s->bufs[s->kernels[ki].bufs[0]];
-    if (!ref_eval(out->source, inputs, ud, &kc->ref, err, errlen)) goto fail;
+    if (!program_reference(s, out, inputs, ud, &kc->ref, err, errlen)) goto fail;
     kc->have_ref = true;
     return kc;
 fail:

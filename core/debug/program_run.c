@@ -9,6 +9,7 @@
 
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
+#include "../backend/scalar_eval.h"
 
 /* Points data[b] of every input buffer at its host data. */
 bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {
@@ -179,11 +180,74 @@ bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *re
     return true;
 }
 
-/* compares buffer b's data with the reference of the tensor node it holds */
-static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn inputs, void *ud, double atol,
-                            double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+/* the reference of a buffer of a program made from a kernel AST: the kernel
+ * as imported, run in the interpreter on copies of the inputs */
+static bool kernel_reference(const Schedule *s, const SchedBuffer *want, RefBufferFn inputs, void *ud, RefTensor *out,
+                             char *err, size_t errlen) {
+    const SchedKernel *k = &s->kernels[0];
+    void **bufs = calloc((size_t)k->nbufs + 1, sizeof *bufs);
+    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+    bool ok = bufs && sizes;
+    if (!ok) snprintf(err, errlen, "out of memory");
+    const void *result = NULL;
+    for (int g = 0; ok && g < k->nbufs; g++) {
+        const SchedBuffer *b = &s->bufs[k->bufs[g]];
+        sizes[g] = b->size;
+        if (!(bufs[g] = buffer_alloc(b->dtype, b->size))) {
+            snprintf(err, errlen, "cannot allocate %s for the reference", b->name);
+            ok = false;
+            break;
+        }
+        if (b->kind == SBUF_INPUT) {
+            const void *src = inputs(ud, b->source);
+            if (!src) {
+                snprintf(err, errlen, "%s (DEFINE_GLOBAL %%%u) has no data", b->name, b->source->id);
+                ok = false;
+                break;
+            }
+            memcpy(bufs[g], src, (size_t)buffer_bytes(b->dtype, b->size));
+        }
+        if (b == want) result = bufs[g];
+    }
+    char msg[1024];
+    if (ok && !(ok = ast_interp_run(k->ast, bufs, sizes, k->nbufs, msg, sizeof msg)))
+        snprintf(err, errlen, "the reference (the kernel as imported, interpreted): %s", msg);
+    if (ok && result) {
+        memset(out, 0, sizeof *out);
+        out->dtype = want->dtype;
+        out->shape.ndim = 1;
+        out->shape.d[0] = want->size;
+        bool fl = dt_is_float(want->dtype);
+        size_t n = (size_t)want->size;
+        if (fl) out->f = malloc((n ? n : 1) * sizeof *out->f);
+        else out->i = malloc((n ? n : 1) * sizeof *out->i);
+        if (!out->f && !out->i) {
+            snprintf(err, errlen, "out of memory");
+            ok = false;
+        }
+        for (size_t e = 0; ok && e < n; e++) {
+            ScalarVal v = scalar_read(want->dtype, result, e);
+            if (fl) out->f[e] = v.f;
+            else out->i[e] = v.i;
+        }
+    }
+    for (int g = 0; bufs && g < k->nbufs; g++) buffer_free(bufs[g]);
+    free(bufs);
+    free(sizes);
+    return ok && result;
+}
+
+bool program_reference(const Schedule *s, const SchedBuffer *b, RefBufferFn inputs, void *ud, RefTensor *out,
+                       char *err, size_t errlen) {
+    if (uop_op(b->source) == OP_DEFINE_GLOBAL) return kernel_reference(s, b, inputs, ud, out, err, errlen);
+    return ref_eval(b->source, inputs, ud, out, err, errlen);
+}
+
+/* compares buffer b's data with its reference */
+static bool validate_buffer(const Schedule *s, const SchedBuffer *b, const void *data, RefBufferFn inputs, void *ud,
+                            double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     RefTensor ref;
-    if (!ref_eval(b->source, inputs, ud, &ref, err, errlen)) return false;
+    if (!program_reference(s, b, inputs, ud, &ref, err, errlen)) return false;
     bool ok = program_compare(b, data, &ref, atol, rtol, rep, sb, err, errlen);
     ref_tensor_free(&ref);
     return ok;
@@ -191,5 +255,5 @@ static bool validate_buffer(const SchedBuffer *b, const void *data, RefBufferFn 
 
 bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
                       double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
-    return validate_buffer(&s->bufs[s->outputs[j]], data, inputs, ud, atol, rtol, rep, sb, err, errlen);
+    return validate_buffer(s, &s->bufs[s->outputs[j]], data, inputs, ud, atol, rtol, rep, sb, err, errlen);
 }

@@ -31,6 +31,12 @@ typedef struct ValidateReport {
 bool program_validate(const Schedule *s, int j, const void *data, RefBufferFn inputs, void *ud, double atol,
                       double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
+/* The reference of buffer b: the tensor reference of the tensor node it
+ * holds, or, in a program made from a kernel AST (schedule_from_kernel),
+ * the kernel as imported run in the interpreter. */
+bool program_reference(const Schedule *s, const SchedBuffer *b, RefBufferFn inputs, void *ud, RefTensor *out,
+                       char *err, size_t errlen);
+
 /* Compares buffer b's data (in its dtype) with a reference already
  * computed; the report goes to sb as program_validate writes it. */
 bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *ref, double atol, double rtol,

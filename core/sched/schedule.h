@@ -75,6 +75,12 @@ typedef struct Schedule {
 Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen);
 void schedule_free(Schedule *s);
 
+/* A program of the one kernel ast (a kernel AST as the scheduler or tinygrad
+ * makes it, stepped and run without a tensor graph): a buffer per
+ * DEFINE_GLOBAL (output when stored to, input otherwise) whose source is
+ * the DEFINE_GLOBAL.  NULL + err when ast is not such a kernel. */
+Schedule *schedule_from_kernel(UCtx *c, const UOp *ast, const char *name, char *err, size_t errlen);
+
 /* The program as text: buffers, then per generation the allocations, the
  * kernel calls with their buffer names, and the frees:
  *   input0  float32[9]   input1 float32[9]   output0 float32[9]

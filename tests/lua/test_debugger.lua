@@ -133,3 +133,30 @@ T.test("breakpoints by rule, op, node and predicate; continue across stages", fu
   k:delete(4)
   T.raises("no breakpoints", function() k:continue() end)
 end)
+
+T.test("a tinygrad kernel AST compiles, steps, runs and bisects from Lua", function()
+  local f = assert(io.open("tests/golden/tinygrad_matmul_ast.txt"))
+  local ast = uop.from_tinygrad(f:read("a"))
+  f:close()
+  local a, b = {}, {}
+  for i = 1, 9 do a[i] = i; b[i] = i + 9 end
+  local p = uop.compile(ast, {buffers = {[1] = a, [2] = b}})
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  T.eq(table.concat(uop.buffer_values(outs[1]), " "), "84.0 90.0 96.0 201.0 216.0 231.0 318.0 342.0 366.0")
+  local k = p:kernel(1)
+  k:seek(15)
+  T.eq(k:pos(), 15)
+  T.ok(k:check(4, {quiet = true}).ok)
+  -- seeded random inputs when none are given: the same seed gives the same data
+  local o1 = uop.compile(ast, {seed = 3}):run()
+  local o2 = uop.compile(ast, {seed = 3}):run()
+  T.eq(table.concat(uop.buffer_values(o1[1]), " "), table.concat(uop.buffer_values(o2[1]), " "))
+  k:insert(4, mul_to_add())
+  local stage, culprit = k:bisect{quiet = true}
+  T.eq(stage, 4)
+  T.eq(culprit.rule, "mul_to_add")
+  T.raises("buffers[1] must be a list of 9 values", function() uop.compile(ast, {buffers = {[1] = {1, 2}}}) end)
+  T.raises("unknown option 'buffer'", function() uop.compile(ast, {buffer = {}}) end)
+  T.raises("is not a tensor", function() uop.compile(ast:src()[1]) end)
+end)

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include "../scripting/uopdb_lua.h"
 
 static lua_State *running_state;
 
@@ -16,10 +17,13 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     luaL_error(L, "interrupted!");
 }
 
-/* Signal handler: only sets a hook (safe in a handler); a second Ctrl-C
- * before the hook runs gets the default action. */
+/* Signal handler: sets a hook that stops the Lua code (safe in a handler)
+ * and the interrupt flag that long C work polls (interpreters, rewrites,
+ * bisection, JIT kernels).  It stays installed: a second Ctrl-C only asks
+ * again, it never kills the REPL. */
 static void on_sigint(int sig) {
-    signal(sig, SIG_DFL);
+    (void)sig;
+    uopdb_lua_interrupt();
     if (running_state) lua_sethook(running_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
@@ -39,9 +43,15 @@ int eval_docall(lua_State *L, int narg, int nres) {
     lua_insert(L, base);
     lua_State *prev = running_state;
     running_state = L;
-    void (*old)(int) = signal(SIGINT, on_sigint);
+    uopdb_lua_interrupt_clear();
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
     int status = lua_pcall(L, narg, nres, base);
-    signal(SIGINT, old == SIG_ERR ? SIG_DFL : old);
+    sigaction(SIGINT, &old, NULL);
+    uopdb_lua_interrupt_clear();
     running_state = prev;
     lua_sethook(L, NULL, 0, 0);
     lua_remove(L, base);

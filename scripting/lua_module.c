@@ -2,6 +2,7 @@
  * owns the one UCtx of a Lua state (freed when the state closes) and runs
  * the embedded Lua parts (the prelude, the Tensor front end). */
 #include "uopdb_lua.h"
+#include "../core/util/interrupt.h"
 #include "lua_internal.h"
 #include <lualib.h>
 #include <stdlib.h>
@@ -131,3 +132,5 @@ void uopdb_lua_open(lua_State *L) {
 }
 
 int uopdb_lua_stage_count(void) { return STAGE_COUNT; }
+void uopdb_lua_interrupt(void) { uopdb_interrupt_request(); }
+void uopdb_lua_interrupt_clear(void) { uopdb_interrupt_clear(); }

@@ -17,4 +17,10 @@ void uopdb_lua_open(lua_State *L);
 /* The last stage number: a kernel's stages are 0 (as scheduled) to this. */
 int uopdb_lua_stage_count(void);
 
+/* Ctrl-C: asks long work in C (interpreters, rewrites, bisection, JIT
+ * kernels) to stop with an "interrupted" error; async-signal-safe.  The
+ * REPL clears the request before each evaluation. */
+void uopdb_lua_interrupt(void);
+void uopdb_lua_interrupt_clear(void);
+
 #endif

@@ -2,6 +2,7 @@
  * the first one that differs from the reference named. */
 #include "bisect.h"
 #include <stdio.h>
+#include "../util/interrupt.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     }
     size_t good = 0, bad = res->rewrites;
     while (bad - good > 1) {
+        if (uopdb_interrupted()) {
+            set_text(&c->why, "interrupted");
+            return;
+        }
         size_t mid = good + (bad - good) / 2;
         char err[1024];
         ValidateReport rep;
@@ -69,6 +74,12 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
     bool reached = true;
     for (int n = 0; n <= STAGE_COUNT; n++) {
         PointCheck *pc = &out->points[n];
+        if (uopdb_interrupted()) {
+            kcheck_free(kc);
+            bisect_result_free(out);
+            snprintf(err, errlen, "interrupted");
+            return false;
+        }
         if (!reached || out->first_bad >= 0) {
             pc->state = reached ? POINT_SKIPPED : POINT_NOT_REACHED;
             continue;

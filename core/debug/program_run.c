@@ -10,6 +10,7 @@
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
 #include "../backend/scalar_eval.h"
+#include "../util/interrupt.h"
 
 /* Points data[b] of every input buffer at its host data. */
 bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen) {
@@ -86,6 +87,10 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
     /* an output listed twice is computed into its first storage and copied to the others after */
     for (int j = s->noutputs - 1; j >= 0; j--) data[s->outputs[j]] = outputs[j];
     for (int i = 0; i < s->nkernels; i++) {
+        if (uopdb_interrupted()) {
+            snprintf(err, errlen, "interrupted before kernel %d (%s)", i + 1, s->kernels[i].name);
+            goto done;
+        }
         /* allocate the tmp buffers this kernel is the first to use */
         for (int b = 0; b < s->nbufs; b++)
             if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == i && !data[b] &&

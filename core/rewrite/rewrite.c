@@ -33,6 +33,7 @@
  * before and after. */
 #include "rewrite.h"
 #include "pattern_internal.h"
+#include "../util/interrupt.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,7 +427,12 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
     size_t waiting = 0; /* entries sent to the front since the last progress */
     if (!have_slot(e, root) || !dq_push(e, &dq, root, 0, root)) goto out;
     ns(e, root->id)->flags |= F_ON_STACK;
+    size_t polls = 0;
     while (dq.count && !e->error) {
+        if ((++polls & 4095) == 0 && uopdb_interrupted()) {
+            fail(e, "graph_rewrite: interrupted");
+            break;
+        }
         Entry en = dq_pop(&dq);
         const UOp *n = en.n;
         if (replaced(e, n->id)) continue;

@@ -170,6 +170,25 @@ expect_has "Ctrl-C interrupts" "interrupted!" "$err"
 expect_eq "Ctrl-C: the session goes on" "after interrupt" "$(cat "$tmp/out")"
 expect_rc "Ctrl-C: status" 0 "$rc"
 
+# --- a second Ctrl-C never kills the REPL; long C work (a bisection) stops too ---
+{ echo 'A = Tensor.rand(160, 160):matmul(Tensor.rand(160, 160)); k = uop.compile(A):kernel(1)'
+  echo 'while true do end'; sleep 2; echo 'print(k:bisect{quiet = true})'; sleep 2; echo 'print("still here")'; } |
+    "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid" 2>/dev/null
+kill -INT "$pid" 2>/dev/null
+sleep 1.3
+kill -INT "$pid" 2>/dev/null
+sleep 0.1
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+err=$(cat "$tmp/err")
+expect_has "two Ctrl-Cs: the REPL survives" "still here" "$(cat "$tmp/out")"
+expect_rc "two Ctrl-Cs: status" 0 "$rc"
+expect_has "Ctrl-C stops a bisection" "interrupted" "$err"
+
 # --- on a terminal: libedit prompt, tab completion, Ctrl-C at the prompt, history ---
 if command -v python3 >/dev/null 2>&1; then
     rm -f "$tmp/history"

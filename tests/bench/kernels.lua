@@ -87,3 +87,19 @@ t, p = timed(Tensor.rand(64, 4096):softmax(1), 10)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels")
 t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
 row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
+
+-- the debugger: seeking to a rewrite point, validating, bisecting
+local kd = uop.compile(a512:matmul(b512)):kernel(1)
+kd:seek(22)
+local nrw = kd:stages{quiet = true}[15].rewrites
+t = best(20, function() kd:seek(15, nrw // 2) end)
+row("seek to a rewrite point (stage 15, matmul 512)", t * 1000, "us", string.format("rewrite %d of %d", nrw // 2, nrw))
+local pv = uop.compile(a512:matmul(b512))
+pv:run()
+t = best(1, function() pv:run{validate = true, quiet = true} end)
+row("run + validate: matmul 512x512", t, "ms", "reference: naive tensor semantics")
+local a128, b128 = Tensor.rand(128, 128), Tensor.rand(128, 128)
+local kb = uop.compile(a128:matmul(b128)):kernel(1)
+local first
+t = best(1, function() first = kb:bisect{quiet = true} end)
+row("k:bisect(): matmul 128x128", t, "ms", first and ("wrong at " .. first) or "no stage wrong")

@@ -425,6 +425,7 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
             return fail(li, u, "needs a size between 1 and %d, got %lld", MAX_ARRAY, (long long)d->size);
         if (!has_layout(in->dt)) return fail(li, u, "arrays of %s are not supported", dt_str(in->dt, b1, sizeof b1));
         int64_t n = d->size * d->base->count;
+        if (n > MAX_ARRAY) return fail(li, u, "arrays of more than %d scalars are not supported", MAX_ARRAY);
         Buf b = {calloc((size_t)n, (size_t)dt_itemsize(in->dt)), in->dt, n, u, -1, true};
         if (!b.data) return oom(li);
         int at = add_buf(li, b);
@@ -816,14 +817,51 @@ static bool run_once(LI *li) {
         case K_END: pc = end_loop(li, pc, 0); break;
         case K_IF: pc = inv[r[0].off] || !val[r[0].off].i ? in->jump + 1 : pc + 1; break;
         case K_INDEX:
+            if (in->nptr == 1 && in->ptr == in->val) {
+                /* the common case, a scalar pointer: inline; a failure takes the general path for its message */
+                const int32_t bk = r[0].off;
+                bool ok = !inv[bk];
+                uint64_t off = (uint64_t)val[bk].i;
+                if (in->nsrc >= 2) {
+                    ok = ok && !inv[r[1].off];
+                    off += (uint64_t)val[r[1].off].i * (uint64_t)in->width;
+                }
+                if (in->nsrc >= 3) ok = ok && !inv[r[2].off] && val[r[2].off].i;
+                val[in->val].i = (int64_t)off;
+                val[in->val].f = val[bk].f;
+                inv[in->val] = !ok;
+                if (!ok || in_bounds(li, &val[in->val], in->width)) {
+                    pc++;
+                    break;
+                }
+            }
             if (!exec_index(li, in, pc)) return false;
             pc++;
             break;
         case K_LOAD:
+            if (r[0].lanes == 1 && in->lanes == 1 && !inv[r[0].off]) {
+                const ScalarVal *p = &val[r[0].off];
+                const Buf *b = &li->bufs[buf_of(p)];
+                if (b->et == in->dt && p->i >= 0 && p->i < b->n) {
+                    val[in->val] = scalar_read(b->et, b->data, (size_t)p->i);
+                    inv[in->val] = 0;
+                    pc++;
+                    break;
+                }
+            }
             if (!load_lanes(li, in, r[0].off, r[0].lanes, in->val, in->lanes, in->nsrc >= 2 ? &r[1] : NULL, pc)) return false;
             pc++;
             break;
         case K_STORE:
+            if (r[0].lanes == 1 && r[1].lanes == 1 && !inv[r[0].off] && !inv[r[1].off]) {
+                const ScalarVal *p = &val[r[0].off];
+                const Buf *b = &li->bufs[buf_of(p)];
+                if (b->et == in->dt && p->i >= 0 && p->i < b->n) {
+                    scalar_write(b->et, b->data, (size_t)p->i, val[r[1].off]);
+                    pc++;
+                    break;
+                }
+            }
             if (!store_lanes(li, in, &r[0], &r[1])) return false;
             pc++;
             break;
@@ -883,6 +921,21 @@ static bool run_once(LI *li) {
             break;
         case K_ALU: {
             const int ns = in->nsrc;
+            if (in->lanes == 1) {
+                ScalarVal s[3];
+                bool bad = false;
+                for (int i = 0; i < ns; i++) {
+                    s[i] = val[r[i].off];
+                    bad |= inv[r[i].off];
+                }
+                inv[in->val] = bad;
+                if (!bad) {
+                    const char *why = scalar_alu((Op)in->op, in->dt, in->sdt, ns, s, &val[in->val]);
+                    if (why) return fail(li, in->u, "%s", why);
+                }
+                pc++;
+                break;
+            }
             for (int k = 0; k < in->lanes; k++) {
                 ScalarVal s[3];
                 bool bad = false;
@@ -913,6 +966,7 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
              .budget = budget_setting ? budget_setting : DEFAULT_BUDGET};
     li.err[0] = 0;
     interrupted = 0;
+    if (nbufs < 0) nbufs = 0;
     if (!linear || uop_op(linear) != OP_LINEAR) {
         if (linear) fail(&li, linear, "not a LINEAR program (stages 20 and 21 make one)");
         else fail(&li, NULL, "no program");

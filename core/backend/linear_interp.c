@@ -364,6 +364,8 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
     in->dt = dt_is_ptr(d) ? d->base->scalar : d->scalar;
     if (u->nsrc >= 1) in->sdt = dt_is_ptr(u->src[0]->dtype) ? u->src[0]->dtype->base->scalar : u->src[0]->dtype->scalar;
     if (node_of(li, u)) return fail(li, u, "appears twice in the program (entries must be unique)");
+    if (u->nsrc < 1 && (op == OP_INDEX || op == OP_LOAD || op == OP_CAST || op == OP_BITCAST || op == OP_GEP))
+        return fail(li, u, "needs a source");
 
     /* sources first (they must come earlier), then the node's own lanes */
     unsigned as_ptr = 0;
@@ -991,7 +993,14 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     for (int pc = 0; ok && pc < li.n; pc++) ok = build_ins(&li, pc, linear->src[pc]);
     if (ok) ok = control_flow(&li);
     li.running = true;
-    for (li.core = 0; ok && li.core < li.ncores; li.core++) ok = run_once(&li);
+    for (li.core = 0; ok && li.core < li.ncores; li.core++) {
+        /* many short runs (one per core_id) are bounded too */
+        if (interrupted) ok = fail(&li, NULL, "interrupted");
+        else if (li.executed > li.budget)
+            ok = fail(&li, NULL, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
+                      (unsigned long long)li.executed);
+        else ok = run_once(&li);
+    }
     li.running = false;
     for (int b = 0; b < li.nb; b++)
         if (li.bufs[b].owned) free(li.bufs[b].data);

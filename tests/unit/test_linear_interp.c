@@ -450,10 +450,19 @@ static void test_budget(void **state) {
     char err[512];
     linear_interp_set_budget(1000000);
     assert_false(linear_interp_run(endless(), bufs, &size, 1, err, sizeof err));
-    linear_interp_set_budget(0);
     assert_non_null(strstr(err, "interp: "));
     assert_non_null(strstr(err, "the interpreter's budget"));
     assert_non_null(strstr(err, "(r0="));
+    /* a program split over 2^40 cores, each run short: bounded all the same */
+    Prog p = {0};
+    const UOp *g = glob(&p, 0, DT_INT64, 1);
+    const UOp *cores = P(&p, uop_const_int(c, DT_INT32, 1ll << 40));
+    const UOp *sp = N(&p, OP_SPECIAL, DT_INT32, &cores, 1, arg_str(c, "gidx0"));
+    const UOp *s = st(&p, ix(&p, g, ci(&p, 0)), P(&p, uop_cast(c, sp, DT_INT64)));
+    P(&p, uop_sink(c, &s, 1));
+    assert_false(linear_interp_run(linear(&p), bufs, &size, 1, err, sizeof err));
+    linear_interp_set_budget(0);
+    assert_non_null(strstr(err, "the interpreter's budget"));
 }
 
 static volatile int interp_done;

@@ -6,6 +6,8 @@
 #include <string.h>
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
+#include "../backend/linear_interp.h"
+#include "../stages/linearize_point.h"
 
 struct KernelCheck {
     const Schedule *s;
@@ -64,31 +66,25 @@ fail:
     return NULL;
 }
 
-/* a LINEAR program compiled and run through the JIT, all its core_ids */
-static bool run_linear(KernelCheck *kc, const UOp *lin, char *msg, size_t msglen) {
+/* a LINEAR program, or a later point's root linearized (its ENDs split,
+ * stages 20 and 21), run in the linear interpreter: every access checked
+ * against its buffer, every core_id in turn */
+static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
     const SchedKernel *k = &kc->s->kernels[kc->ki];
-    Kernel *kern = kernel_compile(k->name, lin->src, (size_t)lin->nsrc, msg, msglen);
-    if (!kern) return false;
-    int nb = kernel_num_buffers(kern);
-    void **args = calloc((size_t)nb + 1, sizeof *args);
-    bool ok = args != NULL;
-    if (!ok) snprintf(msg, msglen, "out of memory");
-    for (int a = 0; ok && a < nb; a++) {
-        int64_t g = kernel_buffer_arg(kern, a);
-        if (g < 0 || g >= k->nbufs) {
-            snprintf(msg, msglen, "DEFINE_GLOBAL %lld is not one of its %d buffers", (long long)g, k->nbufs);
-            ok = false;
-        } else {
-            args[a] = kc->data[k->bufs[g]];
-        }
+    StageCtx sc = {.c = pipeline_ctx(kc->kps[kc->ki]), .err = msg, .errlen = msglen};
+    const UOp *lin = stages_linearize_point(&sc, root);
+    if (!lin) return false;
+    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
+    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+    bool ok = args && sizes;
+    for (int g = 0; ok && g < k->nbufs; g++) {
+        args[g] = kc->data[k->bufs[g]];
+        sizes[g] = kc->s->bufs[k->bufs[g]].size;
     }
-    if (ok && kernel_num_vars(kern) > 0) {
-        snprintf(msg, msglen, "variables are not supported by the checker");
-        ok = false;
-    }
-    if (ok) ok = kernel_run_parallel(kern, args, NULL, msg, msglen);
+    if (ok) ok = linear_interp_run(lin, args, sizes, k->nbufs, msg, msglen);
+    else snprintf(msg, msglen, "out of memory");
     free(args);
-    kernel_free(kern);
+    free(sizes);
     return ok;
 }
 
@@ -116,7 +112,35 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
     /* a kernel that forgets to write an element must not pass on a previous run's value */
     memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
     char msg[1024];
-    bool ran = uop_op(root) == OP_LINEAR ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
+    /* the kernel-AST interpreter runs the forms up to stage 10 (REDUCE, value
+     * INDEX, scalars); a root with the forms of stage 11 on (accumulators,
+     * AFTER, LOAD, SPECIAL, vectors) and no REDUCE is linearized and run in
+     * the linear interpreter, as a LINEAR is */
+    bool linear = uop_op(root) == OP_LINEAR;
+    if (!linear) {
+        size_t n;
+        const UOp **topo = uop_toposort(root, &n);
+        if (!topo) {
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+        bool reduce = false, later = false;
+        for (size_t i = 0; i < n; i++) {
+            const UOp *u = topo[i];
+            switch (uop_op(u)) {
+            case OP_REDUCE: reduce = true; break;
+            case OP_DEFINE_REG: case OP_DEFINE_LOCAL: case OP_AFTER: case OP_LOAD: case OP_SPECIAL: case OP_IF:
+            case OP_ENDIF: case OP_BARRIER: case OP_GEP: case OP_VECTORIZE: case OP_VCONST: case OP_CAT:
+            case OP_PTRCAT: case OP_MULACC: case OP_BITCAST:
+                later = true;
+                break;
+            default: later |= dt_vcount(u->dtype) > 1; break;
+            }
+        }
+        free(topo);
+        linear = later && !reduce;
+    }
+    bool ran = linear ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
     if (!ran) {
         snprintf(err, errlen, "kernel %d (%s)%s: %s", kc->ki + 1, k->name, label, msg);
         return false;

@@ -121,9 +121,9 @@ static void test_missing_input_is_an_error(void **s) {
     prog_free(&p);
 }
 
-/* a kernel checked at single stages: the interpreter for the scheduler's
- * forms, the JIT at the end; a wrong kernel is caught; a form the
- * interpreter cannot run says so */
+/* a kernel checked at single stages: the kernel-AST interpreter for the
+ * scheduler's forms, the linear interpreter from stage 11 on; a wrong
+ * kernel is caught; a form the interpreters cannot run says so */
 static void test_check_kernel_at_stages(void **s) {
     (void)s;
     Prog p;
@@ -132,19 +132,29 @@ static void test_check_kernel_at_stages(void **s) {
     ValidateReport rep;
     StrBuf sb;
     sb_init(&sb);
+    /* every point: the kernel-AST interpreter up to stage 10, the linear
+     * interpreter from stage 11 on (points before 21 linearized) */
     for (int ki = 0; ki < p.s->nkernels; ki++) {
-        const int points[] = {0, 4, 8, 22};
-        for (int i = 0; i < 4; i++) {
+        for (int n = 0; n <= STAGE_COUNT; n++) {
             sb_clear(&sb);
-            if (!program_check_kernel(p.s, p.kps, ki, points[i], inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
-                fail_msg("kernel %d at %d: %s", ki, points[i], err);
-            assert_true(rep.ok);
+            if (!program_check_kernel(p.s, p.kps, ki, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
+                fail_msg("kernel %d at %d: %s", ki, n, err);
+            if (!rep.ok) fail_msg("kernel %d at %d: %s", ki, n, sb_str(&sb));
         }
     }
-    /* stage 11 has accumulator registers, which the interpreter does not run */
+    /* a vector REDUCE (stages 9 and 10 with UPCAST) is a form neither interpreter runs */
     assert_string_equal(p.s->kernels[0].name, "r_2_3");
-    assert_false(program_check_kernel(p.s, p.kps, 0, 11, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
-    assert_non_null(strstr(err, "at stage 11: interp:"));
+    KernelOpt up = {OPT_UPCAST, 0, 2};
+    pipeline_set_opts(p.kps[0], &up, 1);
+    assert_false(program_check_kernel(p.s, p.kps, 0, 9, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
+    assert_non_null(strstr(err, "at stage 9: interp:"));
+    for (int n = 11; n <= STAGE_COUNT; n++) {
+        sb_clear(&sb);
+        if (!program_check_kernel(p.s, p.kps, 0, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
+            fail_msg("UPCAST, at %d: %s", n, err);
+        assert_true(rep.ok);
+    }
+    pipeline_set_opts(p.kps[0], NULL, 0);
     /* a wrong kernel: the last kernel's ADD made a MUL */
     int last = p.s->nkernels - 1;
     const UOp *ast = p.s->kernels[last].ast;

@@ -1,0 +1,48 @@
+/* linear_interp.h - runs a linear program (the instruction list of a LINEAR
+ * node, as stages 21 and 22 make it, or as stages 20 and 21 make it from
+ * any point from stage 11 on) without compiling it, every access checked.
+ *
+ * The instructions are executed in order, with the meaning the LLVM
+ * renderer gives them: RANGE opens a loop that its END closes (an END of
+ * several ranges closes them innermost first), IF skips to its ENDIF when
+ * its gate is false, DEFINE_REG and DEFINE_LOCAL are arrays made (zeroed)
+ * for each run, SPECIAL is the core_id (the whole program runs once per
+ * core_id, 0..size-1, one after the other), INDEX is a pointer (buffer and
+ * element; a gate source or an Invalid index makes it gated off), LOAD
+ * reads through it (its alt value, or 0, when gated off), STORE writes
+ * through it (nothing when gated off), AFTER is its first source; vectors
+ * are computed lane by lane with the scalar semantics of scalar_eval.h.
+ * Forms from before stage 15 are accepted too: the `index` dtype, Invalid
+ * indices, vectors of pointers (gathers and scatters), and value INDEX
+ * nodes (before stage 13), which load their element when executed and are
+ * a STORE's target as well.
+ *
+ * Every INDEX executed is checked against its buffer (and every LOAD and
+ * STORE wider than one element): an access outside it is an error naming
+ * the INDEX node, the buffer, the element, the size and the loop variables
+ * at that moment, never a crash.  Messages start with "interp: ".  The
+ * work is bounded: past the instruction budget, or when
+ * linear_interp_interrupt() is called (from a signal handler), the run
+ * stops with an error. */
+#ifndef UOPDB_LINEAR_INTERP_H
+#define UOPDB_LINEAR_INTERP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../ir/uop.h"
+
+/* Runs a linear program (the sources of a LINEAR node, in order) on bufs
+ * (bufs[i] is DEFINE_GLOBAL i's storage in its element dtype, sizes[i]
+ * elements).  False with a one-line message naming the node on error. */
+bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen);
+
+/* Asks the running interpretation to stop (async-signal-safe: it sets a
+ * flag that the run checks every 65536 instructions).  Each run clears the
+ * flag when it starts. */
+void linear_interp_interrupt(void);
+
+/* The most instructions one run (all its core_ids) may execute; 0 restores
+ * the default, 2^34.  Process-wide. */
+void linear_interp_set_budget(uint64_t max_instructions);
+
+#endif

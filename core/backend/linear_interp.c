@@ -14,6 +14,7 @@
  * or STORE of W lanes through one pointer lane touches W consecutive
  * scalars; through W pointer lanes (a gather or scatter) one scalar each. */
 #include "linear_interp.h"
+#include "../util/interrupt.h"
 #include "scalar_eval.h"
 #include <signal.h>
 #include <stdarg.h>
@@ -27,10 +28,8 @@
 #define MAX_LANES 4096
 #define MAX_ARRAY (1 << 24)   /* DEFINE_REG / DEFINE_LOCAL elements, as the renderer allows */
 
-static volatile sig_atomic_t interrupted;
 static uint64_t budget_setting;
 
-void linear_interp_interrupt(void) { interrupted = 1; }
 void linear_interp_set_budget(uint64_t max_instructions) { budget_setting = max_instructions; }
 
 typedef enum Kind {
@@ -788,7 +787,7 @@ static bool run_once(LI *li) {
         if (--tick == 0) {
             tick = CHECK_EVERY;
             li->executed += CHECK_EVERY;
-            if (interrupted) return fail(li, ins[pc].u, "interrupted");
+            if (uopdb_interrupted()) return fail(li, ins[pc].u, "interrupted");
             if (li->executed > li->budget)
                 return fail(li, ins[pc].u, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
                             (unsigned long long)li->executed);
@@ -967,7 +966,6 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     LI li = {.sizes = sizes, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy, .ncores = 1,
              .budget = budget_setting ? budget_setting : DEFAULT_BUDGET};
     li.err[0] = 0;
-    interrupted = 0;
     if (nbufs < 0) nbufs = 0;
     if (!linear || uop_op(linear) != OP_LINEAR) {
         if (linear) fail(&li, linear, "not a LINEAR program (stages 20 and 21 make one)");
@@ -995,7 +993,7 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     li.running = true;
     for (li.core = 0; ok && li.core < li.ncores; li.core++) {
         /* many short runs (one per core_id) are bounded too */
-        if (interrupted) ok = fail(&li, NULL, "interrupted");
+        if (uopdb_interrupted()) ok = fail(&li, NULL, "interrupted");
         else if (li.executed > li.budget)
             ok = fail(&li, NULL, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
                       (unsigned long long)li.executed);

@@ -21,9 +21,9 @@
  * STORE wider than one element): an access outside it is an error naming
  * the INDEX node, the buffer, the element, the size and the loop variables
  * at that moment, never a crash.  Messages start with "interp: ".  The
- * work is bounded: past the instruction budget, or when
- * linear_interp_interrupt() is called (from a signal handler), the run
- * stops with an error. */
+ * work is bounded: past the instruction budget, or when the process-wide
+ * interrupt flag is set (core/util/interrupt.h, Ctrl-C), the run stops with
+ * an error. */
 #ifndef UOPDB_LINEAR_INTERP_H
 #define UOPDB_LINEAR_INTERP_H
 #include <stdbool.h>
@@ -35,11 +35,6 @@
  * (bufs[i] is DEFINE_GLOBAL i's storage in its element dtype, sizes[i]
  * elements).  False with a one-line message naming the node on error. */
 bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen);
-
-/* Asks the running interpretation to stop (async-signal-safe: it sets a
- * flag that the run checks every 65536 instructions).  Each run clears the
- * flag when it starts. */
-void linear_interp_interrupt(void);
 
 /* The most instructions one run (all its core_ids) may execute; 0 restores
  * the default, 2^34.  Process-wide. */

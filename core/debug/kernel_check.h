@@ -2,10 +2,11 @@
  * its pipeline and compared with the reference.  A check session does the
  * expensive part once: the program's inputs bound, the kernels before this
  * one run through the JIT to make its inputs, the reference of its output
- * computed; then each root checked costs one run of the kernel.  Roots up
- * to stage 20 (and rewrite points inside them) run in the kernel-AST
- * interpreter; LINEAR programs (stages 21, 22) are compiled and run through
- * the JIT.  A form the interpreter cannot run is an error saying so. */
+ * computed; then each root checked costs one run of the kernel.  The
+ * scheduler's forms (points 0-10, REDUCE and all) run in the kernel-AST
+ * interpreter; later forms are linearized (core/stages/linearize_point.h)
+ * and LINEAR programs run in the linear interpreter, every access
+ * bounds-checked.  A form neither can run is an error saying so. */
 #ifndef UOPDB_KERNEL_CHECK_H
 #define UOPDB_KERNEL_CHECK_H
 #include "program_run.h"

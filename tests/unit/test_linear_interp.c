@@ -27,6 +27,7 @@
 #include "core/stages/linearize_point.h"
 #include "core/backend/ast_interp.h"
 #include "core/backend/linear_interp.h"
+#include "core/util/interrupt.h"
 #include "viz/tinygrad_repr.h"
 
 static UCtx *c;
@@ -470,7 +471,7 @@ static void *interrupter(void *ud) {
     (void)ud;
     usleep(20000);
     while (!interp_done) {
-        linear_interp_interrupt();
+        uopdb_interrupt_request();
         usleep(1000);
     }
     return NULL;
@@ -488,6 +489,7 @@ static void test_interrupt(void **state) {
     bool ok = linear_interp_run(lin, bufs, &size, 1, err, sizeof err);
     interp_done = 1;
     pthread_join(t, NULL);
+    uopdb_interrupt_clear();
     assert_false(ok);
     assert_non_null(strstr(err, "interrupted"));
 }

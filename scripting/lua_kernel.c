@@ -939,13 +939,14 @@ static int k_bisect(lua_State *L) {
     if (!quiet) {
         StrBuf sb;
         sb_init(&sb);
-        bisect_format(&r, pipeline_name(kp), &sb);
+        const char *before = NULL, *after = NULL;
         if (r.culprit.found) {
             lua_getfield(L, -2, "before");
             lua_getfield(L, -3, "after");
-            sb_printf(&sb, "  before: %s\n  after:  %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
-            lua_pop(L, 2);
+            before = lua_tostring(L, -2), after = lua_tostring(L, -1);
         }
+        bisect_format(&r, pipeline_name(kp), before, after, &sb);
+        if (r.culprit.found) lua_pop(L, 2);
         fputs(sb_str(&sb), stdout);
         fflush(stdout);
         sb_free(&sb);

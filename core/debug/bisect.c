@@ -18,6 +18,42 @@ static bool set_text(char **dst, const char *s) {
     return *dst != NULL;
 }
 
+/* Checks rewrite point (n, r): 1 right, 0 wrong, -1 not checkable (why
+ * says so).  A point whose form nothing runs (a half-done expansion) is
+ * checked completed by the stage's own rules, when that is known to be
+ * sound: the completion of the stage's first point must check right. */
+static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_t r, int *completion_ok, char *why,
+                               size_t whylen) {
+    char err[1024];
+    ValidateReport rep;
+    StrBuf sb;
+    sb_init(&sb);
+    const UOp *root = pipeline_rewrite_point(kp, n, r, err, sizeof err);
+    bool ran = root && kcheck_root(kc, root, &rep, &sb, err, sizeof err);
+    if (!ran && root) {
+        if (*completion_ok < 0) { /* not tried yet: the completion of (n, 0) must be right */
+            const UOp *first = pipeline_rewrite_point(kp, n, 0, err, sizeof err);
+            const UOp *done = first ? pipeline_complete_stage(kp, n, first, err, sizeof err) : NULL;
+            ValidateReport r0;
+            StrBuf s0;
+            sb_init(&s0);
+            *completion_ok = done && kcheck_root(kc, done, &r0, &s0, err, sizeof err) && r0.ok;
+            sb_free(&s0);
+        }
+        if (*completion_ok) {
+            const UOp *done = pipeline_complete_stage(kp, n, root, err, sizeof err);
+            ran = done && kcheck_root(kc, done, &rep, &sb, err, sizeof err);
+        }
+    }
+    sb_free(&sb);
+    if (!ran) {
+        const char *w = strstr(err, "interp: ");
+        snprintf(why, whylen, "%s", w ? w + 8 : err);
+        return -1;
+    }
+    return rep.ok ? 1 : 0;
+}
+
 /* Bisects the rewrites of stage n, whose input checks right and whose
  * output checks wrong: the culprit is the first r whose point is wrong. */
 static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCulprit *c) {
@@ -28,32 +64,26 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
         return;
     }
     size_t good = 0, bad = res->rewrites;
+    int completion_ok = -1;
     while (bad - good > 1) {
         if (uopdb_interrupted()) {
             set_text(&c->why, "interrupted");
             return;
         }
         size_t mid = good + (bad - good) / 2;
-        char err[1024];
-        ValidateReport rep;
-        StrBuf sb;
-        sb_init(&sb);
-        const UOp *root = pipeline_rewrite_point(kp, n, mid, err, sizeof err);
-        bool ran = root && kcheck_root(kc, root, &rep, &sb, err, sizeof err);
-        sb_free(&sb);
-        if (!ran) {
-            char why[1200];
-            const char *w = strstr(err, "interp: ");
-            snprintf(why, sizeof why, "rewrite point %d.%zu could not be checked: %s (the culprit is one of rewrites "
-                     "%zu..%zu)", n, mid, w ? w + 8 : err, good + 1, bad);
-            set_text(&c->why, why);
+        char why[1024];
+        int right = check_rewrite_point(kc, kp, n, mid, &completion_ok, why, sizeof why);
+        if (right < 0) {
+            char text[1400];
+            snprintf(text, sizeof text, "rewrite point %d.%zu could not be checked: %s (the culprit is one of rewrites "
+                     "%zu..%zu)", n, mid, why, good + 1, bad);
+            set_text(&c->why, text);
             return;
         }
         c->checked++;
-        if (rep.ok) good = mid;
+        if (right) good = mid;
         else bad = mid;
     }
-    /* res may have moved: the pipeline keeps results in place, so re-read it */
     res = pipeline_result(kp, n);
     const TraceRewrite *w = &res->trace.rewrites[bad - 1];
     c->found = true;
@@ -130,7 +160,8 @@ void bisect_result_free(BisectResult *r) {
     memset(&r->culprit, 0, sizeof r->culprit);
 }
 
-void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb) {
+void bisect_format(const BisectResult *r, const char *kernel_name, const char *before_text, const char *after_text,
+                   StrBuf *sb) {
     sb_printf(sb, "bisect %s: ", kernel_name);
     if (r->first_bad >= 0) {
         const Stage *st = stage_get(r->first_bad);
@@ -146,6 +177,7 @@ void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb) {
                   c->after->id, op_name(uop_op(c->after)));
     else if (c->why)
         sb_printf(sb, "  culprit not found: %s\n", c->why);
+    if (c->found && before_text && after_text) sb_printf(sb, "    before: %s\n    after:  %s\n", before_text, after_text);
     if (r->first_bad >= 0 && r->points[r->first_bad].text)
         sb_printf(sb, "  %s\n", r->points[r->first_bad].text);
     for (int n = 0; n <= STAGE_COUNT; n++) {

@@ -49,7 +49,10 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
                 double rtol, BisectResult *out, char *err, size_t errlen);
 void bisect_result_free(BisectResult *r);
 
-/* The verdict and a line per point, as `:bisect` prints it. */
-void bisect_format(const BisectResult *r, const char *kernel_name, StrBuf *sb);
+/* The verdict, the culprit (with its nodes as the caller renders them,
+ * when given), the first mismatching elements and a line per point, as
+ * `:bisect` prints it. */
+void bisect_format(const BisectResult *r, const char *kernel_name, const char *before_text, const char *after_text,
+                   StrBuf *sb);
 
 #endif

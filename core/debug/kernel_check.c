@@ -112,10 +112,11 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
     /* a kernel that forgets to write an element must not pass on a previous run's value */
     memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
     char msg[1024];
-    /* the kernel-AST interpreter runs the forms up to stage 10 (REDUCE, value
-     * INDEX, scalars); a root with the forms of stage 11 on (accumulators,
-     * AFTER, LOAD, SPECIAL, vectors) and no REDUCE is linearized and run in
-     * the linear interpreter, as a LINEAR is */
+    /* the kernel-AST interpreter runs the scheduler's scalar forms (REDUCE,
+     * value INDEX); a root with vectors or the forms of stage 11 on
+     * (accumulators, AFTER, LOAD, SPECIAL) is linearized (lowered through
+     * stages 10-11 first if it still has a REDUCE) and run in the linear
+     * interpreter, as a LINEAR is */
     bool linear = uop_op(root) == OP_LINEAR;
     if (!linear) {
         size_t n;
@@ -138,7 +139,8 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
             }
         }
         free(topo);
-        linear = later && !reduce;
+        linear = later;
+        (void)reduce;
     }
     bool ran = linear ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
     if (!ran) {

@@ -257,6 +257,14 @@ const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err
     return out;
 }
 
+const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen) {
+    char msg[1024] = "";
+    StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = sizeof msg};
+    const UOp *out = stage_run(&sc, n, root);
+    if (!out) snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
+    return out;
+}
+
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
     if (!pipeline_rewrite_point(kp, n, r, err, errlen)) return false;
     size_t total = kp->res[n].rewrites;

@@ -65,6 +65,10 @@ const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i);
  * least the stage's rewrite count: point n).  The stage is run again with
  * stop_after = r; NULL + err on failure. */
 const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
+/* Stage n's own rule sets (no inserted rules) run to their end on root, a
+ * rewrite point of stage n: the form the stage would leave, for checking a
+ * point whose form nothing can run (a half-done expansion).  NULL + err. */
+const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen);
 /* Moves to (n, r); rewrite_position is then r, or -1 when the position is
  * a whole stage (after pipeline_seek). */
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);

@@ -5,6 +5,17 @@
 #include "../rewrite/rewrite.h"
 #include <stdlib.h>
 
+/* whether the graph still has a REDUCE (a point before stage 11) */
+static bool has_reduce(const UOp *root, bool *oom) {
+    size_t n;
+    const UOp **topo = uop_toposort(root, &n);
+    *oom = !topo;
+    bool found = false;
+    for (size_t i = 0; topo && i < n && !found; i++) found = uop_op(topo[i]) == OP_REDUCE;
+    free(topo);
+    return found;
+}
+
 /* an END of other than one range (stage 19 has not split it yet) */
 static bool has_unsplit_end(const UOp *root, bool *oom) {
     size_t n;
@@ -26,7 +37,16 @@ const UOp *stages_linearize_point(StageCtx *sc, const UOp *root) {
     if (uop_op(root) == OP_LINEAR) return root;
     if (uop_op(root) != OP_SINK)
         return stage_fail(sc, "linearize: the root %s %%%u is not a SINK", op_name(uop_op(root)), root->id);
-    bool oom;
+    bool oom, reduce = has_reduce(root, &oom);
+    if (oom) return stage_fail(sc, "linearize: out of memory");
+    /* a point before remove reduce with vectors in it (the expander's output
+     * after UPCAST/UNROLL): stages 10 and 11 lower it first; they keep what
+     * it computes, right or wrong */
+    if (reduce) {
+        root = stage_run(sc, 10, root);
+        if (root) root = stage_run(sc, 11, root);
+        if (!root) return NULL;
+    }
     if (!has_unsplit_end(root, &oom)) {
         if (oom) return stage_fail(sc, "linearize: out of memory");
         const UOp *r = stage_run(sc, 20, root);

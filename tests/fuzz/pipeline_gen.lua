@@ -673,7 +673,7 @@ local function opts_text(opts)
 end
 
 -- the program as Lua code that returns the validation report; with
--- gen.check_points set, it also checks every kernel at stages 11..22
+-- gen.check_points set, it also checks every kernel at every point 0..22
 -- spec: {stmts = {{name, expr}...}, outputs = {names}, opts = {[k] = {...}}, atol, rtol}
 function gen.render(spec)
   local lines = {}
@@ -688,8 +688,8 @@ function gen.render(spec)
   lines[#lines + 1] = string.format("local _, rep = p:run{validate = true, quiet = true%s}", tol)
   lines[#lines + 1] = "assert(rep.ok, rep.text)"
   if gen.check_points then
-    -- every kernel at every point from stage 11 on, in the linear interpreter
-    lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 11, 22 do local r = p:kernel(i):check(n, {quiet = true%s}) "
+    -- every kernel at every point of its pipeline, on the program's data
+    lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 0, 22 do local r = p:kernel(i):check(n, {quiet = true%s}) "
       .. "assert(r.ok, 'kernel ' .. i .. ' at stage ' .. n .. ': ' .. r.text) end end", tol)
   end
   return table.concat(lines, "\n") .. "\n"

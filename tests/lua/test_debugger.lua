@@ -160,3 +160,53 @@ T.test("a tinygrad kernel AST compiles, steps, runs and bisects from Lua", funct
   T.raises("unknown option 'buffer'", function() uop.compile(ast, {buffer = {}}) end)
   T.raises("is not a tensor", function() uop.compile(ast:src()[1]) end)
 end)
+
+-- the issue's three plantings: each names exactly its stage and its rule
+local function mul_to_add_int32()
+  return uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} }
+end
+local PLANTED32_LINE = debug.getinfo(mul_to_add_int32, "S").linedefined + 1
+
+local function expect_culprit(k, stage, rule, line)
+  local s, c = k:bisect{quiet = true}
+  T.eq(s, stage)
+  T.ok(c ~= nil, "a culprit at stage " .. tostring(s))
+  T.eq(c.rule, rule)
+  T.eq(c.where, "tests/lua/test_debugger.lua:" .. line)
+end
+
+T.test("planted at stage 15 of the 3x3 matmul: bisect names stage 15 and the rule", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:insert(15, mul_to_add_int32())
+  expect_culprit(k, 15, "mul_to_add32", PLANTED32_LINE)
+end)
+
+T.test("planted at stage 9 of a kernel with UPCAST 3: bisect names stage 9 and the rule", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:opts{{"UPCAST", 1, 3}}
+  T.eq(k:bisect{quiet = true}, nil)
+  k:insert(9, mul_to_add())
+  expect_culprit(k, 9, "mul_to_add", PLANTED_LINE)
+end)
+
+T.test("planted at stage 16 of a conv2d: bisect names stage 16 and the rule", function()
+  local x = Tensor.new({{{{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16}}}}, "float32")
+  local w = Tensor.new({{{{1, 0, -1}, {2, 1, 0}, {0, 1, 2}}}}, "float32")
+  local k = uop.compile(x:conv2d(w, {padding = 1})):kernel(1)
+  T.eq(k:bisect{quiet = true}, nil)
+  k:insert(16, mul_to_add_int32())
+  expect_culprit(k, 16, "mul_to_add32", PLANTED32_LINE)
+end)
+
+T.test("a rule that pushes an index past its buffer: check names the INDEX and the stage, and the session goes on", function()
+  local p = uop.compile(matmul3())
+  local k = p:kernel(1)
+  k:insert(15, uop.rules{ {name = "past_the_end", pattern = "x@(INDEX b@(DEFINE_GLOBAL) i:int32)",
+                           when = function(m) return m.i:op() ~= "ADD" or m.i:src()[2]:arg() ~= 100 end,
+                           rewrite = function(m) return uop.new("INDEX", m.x:dtype(), {m.b, m.i + 100}) end} })
+  local ok, msg = pcall(k.check, k, 15, {quiet = true})
+  T.ok(not ok)
+  T.ok(msg:find("at stage 15", 1, true) and msg:find("INDEX %", 1, true) and msg:find("past its", 1, true), msg)
+  T.ok(msg:find("r%d+=") ~= nil, "the loop variables: " .. msg)
+  T.ok(k:check(14, {quiet = true}).ok, "the session goes on")
+end)

@@ -170,6 +170,13 @@ expect_has "Ctrl-C interrupts" "interrupted!" "$err"
 expect_eq "Ctrl-C: the session goes on" "after interrupt" "$(cat "$tmp/out")"
 expect_rc "Ctrl-C: status" 0 "$rc"
 
+# --- :bisect names the planted rule, its stage and where it is written ---
+run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:bisect\n'
+expect_has ":bisect: the stage" "bisect r_3_3_3: first wrong at stage 15 (lower index dtype)" "$out"
+expect_has ":bisect: the culprit" "rule mul_to_add32 (stdin:1): %" "$out"
+expect_has ":bisect: before and after" "    after:  %" "$out"
+expect_has ":bisect: the elements" "at [0, 0]: got 0, want 30" "$out"
+
 # --- a second Ctrl-C never kills the REPL; long C work (a bisection) stops too ---
 { echo 'A = Tensor.rand(160, 160):matmul(Tensor.rand(160, 160)); k = uop.compile(A):kernel(1)'
   echo 'while true do end'; sleep 2; echo 'print(k:bisect{quiet = true})'; sleep 2; echo 'print("still here")'; } |

@@ -383,12 +383,15 @@ static int p_print(lua_State *L) {
     return 0;
 }
 
-/* p:run([{validate=true, atol=, rtol=, quiet=}]) -> list of output BUFFER
- * UOps [, report] */
+/* p:run([{validate=true, atol=, rtol=, quiet=, checked=true}]) -> list of
+ * output BUFFER UOps [, report]; checked runs the kernels compiled with
+ * bounds checks, an access outside its buffer being the run's error */
 static int p_run(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    check_option_keys(L, 2, "run", (const char *[]){"validate", "atol", "rtol", "quiet", "checked", NULL});
     bool validate = opt_bool(L, 2, "validate"), quiet = opt_bool(L, 2, "quiet");
+    ProgramRunOpts ro = {.checked = opt_bool(L, 2, "checked")};
     double atol = opt_number(L, 2, "atol", 1e-5), rtol = opt_number(L, 2, "rtol", 1e-4);
     const Schedule *s = p->s;
     int no = s->noutputs;
@@ -404,7 +407,7 @@ static int p_run(lua_State *L) {
         lua_rawseti(L, list_idx, j + 1);
     }
     char err[1024];
-    if (!program_run(s, p->kps, luop_buffer_lookup, L, outs, err, sizeof err))
+    if (!program_run_opts(s, p->kps, luop_buffer_lookup, L, outs, &ro, err, sizeof err))
         return luaL_error(L, "run: %s", err);
     if (!validate) {
         lua_pushvalue(L, list_idx);

@@ -4,7 +4,14 @@
  *
  * Kernel ABI: void name(T0 *buf0, T1 *buf1, ..., int32 var0, ..., int32 core_id)
  * with buffers in DEFINE_GLOBAL arg order, then the DEFINE_VARs in order of
- * appearance, then core_id (0 when not parallel).
+ * appearance, then core_id (0 when not parallel); a checked kernel takes a
+ * last hidden argument, the report it fills when an access fails.
+ *
+ * Interrupts: every kernel polls the process-wide interrupt flag
+ * (core/util/interrupt.h) at its outermost loops (per iteration of a loop
+ * with loops inside, per chunk of 65536 iterations of a long loop without)
+ * and returns early when it is set; the run functions then fail with
+ * "interrupted".  The flag is not cleared here: whoever starts work does.
  *
  * Semantics the renderer guarantees beyond LLVM's: integer IDIV truncates
  * toward zero and MOD is the C remainder; a division or remainder by zero
@@ -24,6 +31,48 @@ typedef struct Kernel Kernel;
 Kernel *kernel_compile(const char *name, const UOp *const *lst, size_t n, char *err, size_t errlen);
 void kernel_free(Kernel *k);
 
+/* Checked kernels: every LOAD and STORE whose address is an INDEX into a
+ * buffer of known size (a DEFINE_GLOBAL, DEFINE_REG or DEFINE_LOCAL pointer
+ * dtype's size) checks, when its gate is true, that the elements it touches
+ * lie inside the buffer.  An access outside does not touch memory: the
+ * kernel stops and the run fails with a message naming the INDEX, e.g.
+ * "INDEX %41 reads buffer 1 at 12, past its 9 elements (r0=1, r1=2, r2=0)". */
+typedef struct KernelCompileOpts {
+    bool checked;
+} KernelCompileOpts;
+/* kernel_compile with options (NULL: none) */
+Kernel *kernel_compile_opts(const char *name, const UOp *const *lst, size_t n, const KernelCompileOpts *opts, char *err,
+                            size_t errlen);
+bool kernel_is_checked(const Kernel *k);
+
+#define KERNEL_CHECK_RANGES 16
+/* The first failed access of a checked run. */
+typedef struct KernelCheckReport {
+    bool failed;
+    bool store;               /* a STORE, else a LOAD */
+    unsigned index_id;        /* the INDEX node */
+    Op buffer_op;             /* OP_DEFINE_GLOBAL, OP_DEFINE_REG, OP_DEFINE_LOCAL; OP_NOOP if not known */
+    int64_t buffer;           /* DEFINE_GLOBAL: its number (arg); otherwise the node id */
+    int64_t index;            /* the element offset */
+    int64_t size;             /* the buffer's elements */
+    int width;                /* elements the access covers (more than 1 for a vector) */
+    int32_t core_id;
+    int threads;              /* core_ids the kernel runs on */
+    int nranges;              /* the open loops, outermost first (at most KERNEL_CHECK_RANGES) */
+    unsigned range_id[KERNEL_CHECK_RANGES];
+    char range_name[KERNEL_CHECK_RANGES][24];
+    int64_t range_value[KERNEL_CHECK_RANGES];
+} KernelCheckReport;
+
+/* Runs all core_ids of a checked kernel (as kernel_run_parallel does) and
+ * fills rep (failed = false when every access was inside its buffer; the
+ * lowest core_id's failure otherwise).  False with a message on a failed
+ * check, an interrupt or bad arguments. */
+bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, KernelCheckReport *rep, char *err, size_t errlen);
+/* The message of a failed check; buffer_name (may be NULL) is added after
+ * a DEFINE_GLOBAL's number. */
+void kernel_check_message(const KernelCheckReport *rep, const char *buffer_name, char *out, size_t outlen);
+
 const char *kernel_name(const Kernel *k);
 /* Buffers in ABI order: element dtype of the pointer (e.g. float32 or
  * float32.vec(4)), element count (-1 if the pointer has no size) and the
@@ -39,7 +88,8 @@ void kernel_var_bounds(const Kernel *k, int i, int64_t *lo, int64_t *hi);
 
 /* Runs once with core_id 0.  bufs has kernel_num_buffers entries, vars
  * kernel_num_vars (may be NULL when there are none).  Variable values outside
- * their declared bounds and NULL buffers are refused with a message. */
+ * their declared bounds and NULL buffers are refused with a message; a
+ * checked kernel's failed check and an interrupt are errors too. */
 bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen);
 /* The same with an explicit core_id (for a thread pool). */
 bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "parallel.h"
 #include "llvm_render.h"
+#include "../util/interrupt.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-typedef void (*EntryFn)(void **bufs, const int32_t *vars, int32_t core_id);
+typedef void (*EntryFn)(void **bufs, const int32_t *vars, int32_t core_id, KernelRawReport *report);
 
 struct Kernel {
     char *name;
@@ -139,10 +140,27 @@ static LLVMOrcLLJITRef create_jit(char *err, size_t errlen) {
         return NULL;
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    /* the interrupt flag the kernels poll */
+    LLVMOrcCSymbolMapPair flag = {
+        LLVMOrcLLJITMangleAndIntern(jit, LLVM_INTERRUPT_SYMBOL),
+        {(LLVMOrcExecutorAddress)(uintptr_t)uopdb_interrupt_flag(), {LLVMJITSymbolGenericFlagsExported, 0}}};
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&flag, 1);
+    e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+    if (e) {
+        LLVMOrcDisposeMaterializationUnit(mu);
+        take_error(e, "could not give the JIT the interrupt flag", err, errlen);
+        LLVMOrcDisposeLLJIT(jit);
+        return NULL;
+    }
     return jit;
 }
 
 Kernel *kernel_compile(const char *name, const UOp *const *lst, size_t n, char *err, size_t errlen) {
+    return kernel_compile_opts(name, lst, n, NULL, err, errlen);
+}
+
+Kernel *kernel_compile_opts(const char *name, const UOp *const *lst, size_t n, const KernelCompileOpts *opts, char *err,
+                            size_t errlen) {
     char scratch[256];
     if (!err || !errlen) err = scratch, errlen = sizeof scratch;
     err[0] = 0;
@@ -168,7 +186,7 @@ Kernel *kernel_compile(const char *name, const UOp *const *lst, size_t n, char *
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
     LLVMModuleRef mod = NULL;
-    if (!llvm_render_program(ctx, name, lst, n, &mod, &k->sig, err, errlen)) goto fail;
+    if (!llvm_render_program(ctx, name, lst, n, opts && opts->checked, &mod, &k->sig, err, errlen)) goto fail;
     k->ir_before = module_text(mod);
     double t1 = now_ms();
     k->render_ms = t1 - t0;
@@ -223,11 +241,8 @@ static bool kernel_has_buffers(const Kernel *k, void **bufs, char *err, size_t e
     return true;
 }
 
-bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen) {
-    char scratch[256];
-    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
-    err[0] = 0;
-    if (!kernel_has_buffers(k, bufs, err, errlen)) return false;
+/* whether the variables are given and inside their bounds */
+static bool kernel_has_vars(const Kernel *k, const int32_t *vars, char *err, size_t errlen) {
     if (k->sig.nvar && !vars) { snprintf(err, errlen, "%s needs %d variable values, got none", k->name, k->sig.nvar); return false; }
     for (int i = 0; i < k->sig.nvar; i++)
         if (vars[i] < k->sig.vars[i].lo || vars[i] > k->sig.vars[i].hi) {
@@ -235,8 +250,117 @@ bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_i
                      vars[i], (long long)k->sig.vars[i].lo, (long long)k->sig.vars[i].hi);
             return false;
         }
-    k->entry(bufs, vars, core_id);
     return true;
+}
+
+/* the report of core_id's failed access, from what the kernel wrote */
+static void fill_report(const Kernel *k, const KernelRawReport *raw, int32_t core_id, KernelCheckReport *rep) {
+    memset(rep, 0, sizeof *rep);
+    if (!raw->failed || raw->site < 0 || raw->site >= k->sig.nsites) return;
+    const KernelCheckSite *site = &k->sig.sites[raw->site];
+    rep->failed = true;
+    rep->store = site->store;
+    rep->index_id = site->index_id;
+    rep->buffer_op = site->buffer_op;
+    rep->buffer = site->buffer;
+    rep->index = raw->index;
+    rep->size = site->size;
+    rep->width = site->width;
+    rep->core_id = core_id;
+    rep->threads = k->threads;
+    rep->nranges = site->nranges;
+    for (int i = 0; i < site->nranges; i++) {
+        const KernelRangeInfo *ri = &k->sig.ranges[site->ranges[i]];
+        rep->range_id[i] = ri->id;
+        snprintf(rep->range_name[i], sizeof rep->range_name[i], "%s", ri->name);
+        rep->range_value[i] = raw->ranges[i];
+    }
+}
+
+void kernel_check_message(const KernelCheckReport *rep, const char *buffer_name, char *out, size_t outlen) {
+    if (!out || !outlen) return;
+    if (!rep || !rep->failed) {
+        snprintf(out, outlen, "every access was inside its buffer");
+        return;
+    }
+    char what[96], count[48] = "";
+    if (rep->buffer_op == OP_DEFINE_GLOBAL)
+        snprintf(what, sizeof what, "buffer %lld%s%s%s", (long long)rep->buffer, buffer_name ? " (" : "",
+                 buffer_name ? buffer_name : "", buffer_name ? ")" : "");
+    else if (rep->buffer_op == OP_DEFINE_REG || rep->buffer_op == OP_DEFINE_LOCAL)
+        snprintf(what, sizeof what, "%s %%%lld", op_name(rep->buffer_op), (long long)rep->buffer);
+    else
+        snprintf(what, sizeof what, "its pointer");
+    if (rep->width > 1) snprintf(count, sizeof count, "%d elements of ", rep->width);
+    size_t off = 0;
+#define PUT(...) \
+    do { \
+        if (off < outlen) { \
+            int w_ = snprintf(out + off, outlen - off, __VA_ARGS__); \
+            if (w_ > 0) off += (size_t)w_; \
+        } \
+    } while (0)
+    PUT("INDEX %%%u %s %s%s at %lld", rep->index_id, rep->store ? "writes" : "reads", count, what, (long long)rep->index);
+    if (rep->index < 0) PUT(", before the start of its %lld element%s", (long long)rep->size, rep->size == 1 ? "" : "s");
+    else PUT(", past its %lld element%s", (long long)rep->size, rep->size == 1 ? "" : "s");
+    if (rep->nranges || rep->threads > 1) {
+        PUT(" (");
+        if (rep->threads > 1) PUT("core_id=%d%s", (int)rep->core_id, rep->nranges ? ", " : "");
+        for (int i = 0; i < rep->nranges; i++)
+            PUT("%s%s=%lld", i ? ", " : "", rep->range_name[i], (long long)rep->range_value[i]);
+        PUT(")");
+    }
+#undef PUT
+}
+
+bool kernel_is_checked(const Kernel *k) { return k && k->sig.checked; }
+
+typedef struct ParallelRun {
+    Kernel *k;
+    void **bufs;
+    const int32_t *vars;
+    KernelRawReport *reports;   /* one per core_id */
+} ParallelRun;
+
+static void run_core(void *ud, int core_id) {
+    ParallelRun *r = ud;
+    r->k->entry(r->bufs, r->vars, core_id, &r->reports[core_id]);
+}
+
+/* Runs core_ids first..first+count-1 (concurrently when more than one);
+ * a failed check (the lowest core_id's) goes to rep and err. */
+static bool run_cores(Kernel *k, void **bufs, const int32_t *vars, int32_t first, int count, KernelCheckReport *rep,
+                      char *err, size_t errlen) {
+    KernelRawReport one, *raw = count > 1 ? calloc((size_t)count, sizeof *raw) : &one;
+    if (!raw) { snprintf(err, errlen, "out of memory"); return false; }
+    memset(raw, 0, (size_t)count * sizeof *raw);
+    if (count == 1) {
+        k->entry(bufs, vars, first, raw);
+    } else {
+        ParallelRun r = {k, bufs, vars, raw};
+        parallel_for(count, run_core, &r);
+    }
+    int failed = -1;
+    for (int i = 0; i < count && failed < 0; i++)
+        if (raw[i].failed) failed = i;
+    if (failed >= 0) fill_report(k, &raw[failed], first + failed, rep);
+    else memset(rep, 0, sizeof *rep);
+    if (raw != &one) free(raw);
+    if (rep->failed) {
+        kernel_check_message(rep, NULL, err, errlen);
+        return false;
+    }
+    if (uopdb_interrupted()) { snprintf(err, errlen, "interrupted"); return false; }
+    return true;
+}
+
+bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_id, char *err, size_t errlen) {
+    char scratch[256];
+    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+    err[0] = 0;
+    if (!kernel_has_buffers(k, bufs, err, errlen) || !kernel_has_vars(k, vars, err, errlen)) return false;
+    KernelCheckReport rep;
+    return run_cores(k, bufs, vars, core_id, 1, &rep, err, errlen);
 }
 
 bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen) {
@@ -245,28 +369,25 @@ bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t e
 
 int kernel_threads(const Kernel *k) { return k ? k->threads : 1; }
 
-typedef struct ParallelRun {
-    Kernel *k;
-    void **bufs;
-    const int32_t *vars;
-} ParallelRun;
-
-static void run_core(void *ud, int core_id) {
-    ParallelRun *r = ud;
-    r->k->entry(r->bufs, r->vars, core_id);
+bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, KernelCheckReport *rep, char *err, size_t errlen) {
+    char scratch[256];
+    KernelCheckReport local;
+    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+    if (!rep) rep = &local;
+    err[0] = 0;
+    memset(rep, 0, sizeof *rep);
+    /* the arguments are checked once, then every core runs (on its own thread when more than one) */
+    if (!kernel_has_buffers(k, bufs, err, errlen)) return false;
+    if (k->threads > 1 && k->sig.nvar) {
+        snprintf(err, errlen, "%s: a kernel split over cores with variables is not supported", k->name);
+        return false;
+    }
+    if (!kernel_has_vars(k, vars, err, errlen)) return false;
+    return run_cores(k, bufs, vars, 0, k->threads, rep, err, errlen);
 }
 
 bool kernel_run_parallel(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t errlen) {
-    /* one core: the plain run; more: the arguments are checked once, then every core runs on its thread */
-    if (!k || k->threads <= 1) return kernel_run_core(k, bufs, vars, 0, err, errlen);
-    char scratch[256];
-    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
-    err[0] = 0;
-    if (!kernel_has_buffers(k, bufs, err, errlen)) return false;
-    if (k->sig.nvar) { snprintf(err, errlen, "%s: a kernel split over cores with variables is not supported", k->name); return false; }
-    ParallelRun r = {k, bufs, vars};
-    parallel_for(k->threads, run_core, &r);
-    return true;
+    return kernel_run_checked(k, bufs, vars, NULL, err, errlen);
 }
 
 /* ---- text ---- */

@@ -1,14 +1,16 @@
 /* llvm_render.c - renders a linear program (tinygrad's linearized UOp list
  * for the CPU) to an LLVM module with the LLVM-C builder API.
  *
- * One function `void name(buffers..., int32 vars..., int32 core_id)` plus a
- * wrapper `void name__entry(void **bufs, const int32_t *vars, int32_t core_id)`
- * that the JIT calls.  RANGE opens a loop (a PHI counter in a header block),
- * END closes it; IF/ENDIF become a conditional branch; DEFINE_REG and
- * DEFINE_LOCAL are stack arrays (allocas in the first block, which the O2
- * pipeline promotes to registers).  Every source must come earlier in the
- * list; anything else is reported as an error naming the op and node id. */
-#include "llvm_render.h"
+ * One function `void name(buffers..., int32 vars..., int32 core_id[, report])`
+ * plus a wrapper `void name__entry(void **bufs, const int32_t *vars, int32_t
+ * core_id, report)` that the JIT calls.  RANGE opens a loop (a PHI counter in
+ * a header block; llvm_checks.c, with its interrupt polls), END closes it;
+ * IF/ENDIF become a conditional branch; DEFINE_REG and DEFINE_LOCAL are stack
+ * arrays (allocas in the first block, which the O2 pipeline promotes to
+ * registers); a checked kernel checks each LOAD/STORE (llvm_checks.c).  Every
+ * source must come earlier in the list; anything else is reported as an
+ * error naming the op and node id. */
+#include "llvm_render_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,18 +20,8 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 
+
 /* ---- a pointer-keyed map from UOp to its rendered value ---- */
-
-typedef struct ValEntry {
-    const UOp *key;
-    LLVMValueRef val;    /* NULL for nodes without a value (STORE, END, ...) */
-    LLVMValueRef gate;   /* INDEX with a gate: the i1 gate */
-} ValEntry;
-
-typedef struct ValMap {
-    ValEntry *e;
-    size_t cap, len;
-} ValMap;
 
 static size_t ptr_hash(const void *p) {
     uint64_t x = (uint64_t)(uintptr_t)p;
@@ -37,7 +29,7 @@ static size_t ptr_hash(const void *p) {
     return (size_t)x;
 }
 
-static ValEntry *map_find(const ValMap *m, const UOp *k) {
+ValEntry *lr_map_find(const ValMap *m, const UOp *k) {
     if (!m->cap) return NULL;
     for (size_t i = ptr_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         if (m->e[i].key == k) return &m->e[i];
@@ -63,40 +55,14 @@ static ValEntry *map_insert(ValMap *m, const UOp *k) {
     }
     size_t i = ptr_hash(k) & (m->cap - 1);
     while (m->e[i].key) i = (i + 1) & (m->cap - 1);
-    m->e[i] = (ValEntry){k, NULL, NULL};
+    m->e[i] = (ValEntry){.key = k};
     m->len++;
     return &m->e[i];
 }
 
-/* ---- renderer state ---- */
+/* ---- errors ---- */
 
-typedef struct Block {          /* an open RANGE loop or IF */
-    const UOp *op;
-    LLVMValueRef counter;       /* RANGE: the PHI */
-    LLVMBasicBlockRef header;   /* RANGE: loop header */
-    LLVMBasicBlockRef exit;     /* RANGE: after the loop; IF: after the body */
-} Block;
-
-typedef struct Render {
-    LLVMContextRef ctx;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;           /* the current insertion point */
-    LLVMBuilderRef ab;          /* allocas, in the first block */
-    LLVMValueRef fn;
-    LLVMValueRef core_id;
-    ValMap vals;
-    Block *stack;
-    int depth, cap;
-    const UOp **globals;        /* DEFINE_GLOBALs in ABI order */
-    const UOp **vars;           /* DEFINE_VARs in ABI order */
-    int nglob, nvar;
-    char *err;
-    size_t errlen;
-    bool failed;
-} Render;
-
-static void fail(Render *r, const UOp *u, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(Render *r, const UOp *u, const char *fmt, ...) {
+void lr_fail(Render *r, const UOp *u, const char *fmt, ...) {
     if (r->failed) return;
     r->failed = true;
     if (!r->err || !r->errlen) return;
@@ -167,8 +133,8 @@ static LLVMValueRef const_real_of(LLVMTypeRef t, double v) {
 /* One scalar constant of dtype d (scalar) from a numeric arg. */
 static LLVMValueRef const_scalar(Render *r, const UOp *u, const DType *d, const Arg *a) {
     LLVMTypeRef t = scalar_type(r, d->sk);
-    if (!a || !t || d->sk == SK_VOID) { fail(r, u, "needs a numeric arg and a value dtype"); return NULL; }
-    if (is_fp8(d)) { fail(r, u, "fp8 constants are not supported by the LLVM backend"); return NULL; }
+    if (!a || !t || d->sk == SK_VOID) { lr_fail(r, u, "needs a numeric arg and a value dtype"); return NULL; }
+    if (is_fp8(d)) { lr_fail(r, u, "fp8 constants are not supported by the LLVM backend"); return NULL; }
     double f;
     int64_t i;
     switch (a->kind) {
@@ -176,9 +142,9 @@ static LLVMValueRef const_scalar(Render *r, const UOp *u, const DType *d, const 
     case ARG_FLOAT: f = a->v.f; i = (f != f || f > 9.2e18 || f < -9.2e18) ? 0 : (int64_t)f; break;
     case ARG_BOOL: i = a->v.b; f = a->v.b; break;
     case ARG_INVALID:
-        fail(r, u, "the Invalid marker has no value; stage 15 (lower index dtype) removes it before rendering");
+        lr_fail(r, u, "the Invalid marker has no value; stage 15 (lower index dtype) removes it before rendering");
         return NULL;
-    default: fail(r, u, "arg is not a number"); return NULL;
+    default: lr_fail(r, u, "arg is not a number"); return NULL;
     }
     if (dt_is_float(d)) return LLVMConstReal(t, f);
     if (dt_is_bool(d)) return LLVMConstInt(t, i != 0, 0);
@@ -187,13 +153,13 @@ static LLVMValueRef const_scalar(Render *r, const UOp *u, const DType *d, const 
 
 static LLVMValueRef render_const(Render *r, const UOp *u) {
     const DType *d = u->dtype;
-    if (dt_is_ptr(d)) { fail(r, u, "a constant cannot have a pointer dtype"); return NULL; }
+    if (dt_is_ptr(d)) { lr_fail(r, u, "a constant cannot have a pointer dtype"); return NULL; }
     int n = d->count;
-    if (n > 256) { fail(r, u, "vector too wide (%d)", n); return NULL; }
+    if (n > 256) { lr_fail(r, u, "vector too wide (%d)", n); return NULL; }
     LLVMValueRef parts[256];
     if (uop_op(u) == OP_VCONST) {
         if (!u->arg || u->arg->kind != ARG_TUPLE || (int)u->arg->n != n) {
-            fail(r, u, "needs a tuple of %d values", n);
+            lr_fail(r, u, "needs a tuple of %d values", n);
             return NULL;
         }
         for (int i = 0; i < n; i++)
@@ -213,30 +179,30 @@ static LLVMValueRef render_const(Render *r, const UOp *u) {
  * appearing in the list; anything else must come earlier. */
 static LLVMValueRef src_val(Render *r, const UOp *u, int i) {
     const UOp *s = u->src[i];
-    ValEntry *e = map_find(&r->vals, s);
+    ValEntry *e = lr_map_find(&r->vals, s);
     if (!e) {
         if (uop_op(s) == OP_CONST || uop_op(s) == OP_VCONST) return render_const(r, s);
-        fail(r, u, "source %d is %s %%%u, which does not come before it in the program (not a linear program?)", i,
+        lr_fail(r, u, "source %d is %s %%%u, which does not come before it in the program (not a linear program?)", i,
              op_name(uop_op(s)), s->id);
         return NULL;
     }
     if (!e->val) {
-        fail(r, u, "source %d, %s %%%u, has no value", i, op_name(uop_op(s)), s->id);
+        lr_fail(r, u, "source %d, %s %%%u, has no value", i, op_name(uop_op(s)), s->id);
         return NULL;
     }
     return e->val;
 }
 
 /* The INDEX a LOAD/STORE address comes from, looking through pointer CASTs and AFTERs. */
-static const UOp *address_index(const UOp *p) {
+const UOp *lr_address_index(const UOp *p) {
     while ((uop_op(p) == OP_CAST || uop_op(p) == OP_AFTER) && p->nsrc >= 1) p = p->src[0];
     return uop_op(p) == OP_INDEX ? p : NULL;
 }
 
 static LLVMValueRef gate_of(Render *r, const UOp *addr) {
-    const UOp *ix = address_index(addr);
+    const UOp *ix = lr_address_index(addr);
     if (!ix) return NULL;
-    ValEntry *e = map_find(&r->vals, ix);
+    ValEntry *e = lr_map_find(&r->vals, ix);
     return e ? e->gate : NULL;
 }
 
@@ -281,7 +247,7 @@ static bool same_dtypes(Render *r, const UOp *u, int i, int j) {
     if (u->src[i]->dtype == u->src[j]->dtype) return true;
     char b1[64], b2[64];
     dt_str(u->src[i]->dtype, b1, sizeof b1), dt_str(u->src[j]->dtype, b2, sizeof b2);
-    fail(r, u, "sources %d and %d have different dtypes, %s and %s", i, j, b1, b2);
+    lr_fail(r, u, "sources %d and %d have different dtypes, %s and %s", i, j, b1, b2);
     return false;
 }
 
@@ -290,8 +256,8 @@ static LLVMValueRef render_binary(Render *r, const UOp *u, const char *nm) {
     LLVMValueRef a = src_val(r, u, 0), b = a ? src_val(r, u, 1) : NULL;
     if (!a || !b) return NULL;
     const DType *sd = u->src[0]->dtype;
-    if (dt_is_ptr(sd)) { fail(r, u, "pointer operands are not supported"); return NULL; }
-    if (is_fp8(sd)) { fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return NULL; }
+    if (dt_is_ptr(sd)) { lr_fail(r, u, "pointer operands are not supported"); return NULL; }
+    if (is_fp8(sd)) { lr_fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return NULL; }
     bool fl = dt_is_float(sd), uns = is_unsigned_like(sd);
     Op op = uop_op(u);
     switch (op) {
@@ -299,11 +265,11 @@ static LLVMValueRef render_binary(Render *r, const UOp *u, const char *nm) {
     case OP_SUB: return fl ? LLVMBuildFSub(r->b, a, b, nm) : LLVMBuildSub(r->b, a, b, nm);
     case OP_MUL: return fl ? LLVMBuildFMul(r->b, a, b, nm) : LLVMBuildMul(r->b, a, b, nm);
     case OP_FDIV:
-        if (!fl) { fail(r, u, "FDIV needs float sources"); return NULL; }
+        if (!fl) { lr_fail(r, u, "FDIV needs float sources"); return NULL; }
         return LLVMBuildFDiv(r->b, a, b, nm);
     case OP_IDIV:
     case OP_MOD:
-        if (fl) { fail(r, u, "%s needs integer sources", op_name(op)); return NULL; }
+        if (fl) { lr_fail(r, u, "%s needs integer sources", op_name(op)); return NULL; }
         return safe_divmod(r, op == OP_IDIV, !uns, a, b, nm);
     case OP_MAX: {
         LLVMValueRef gt = fl ? LLVMBuildFCmp(r->b, LLVMRealOGT, a, b, "")
@@ -315,18 +281,18 @@ static LLVMValueRef render_binary(Render *r, const UOp *u, const char *nm) {
     case OP_CMPNE: return fl ? LLVMBuildFCmp(r->b, LLVMRealUNE, a, b, nm) : LLVMBuildICmp(r->b, LLVMIntNE, a, b, nm);
     case OP_CMPEQ: return fl ? LLVMBuildFCmp(r->b, LLVMRealOEQ, a, b, nm) : LLVMBuildICmp(r->b, LLVMIntEQ, a, b, nm);
     case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
-        if (fl) { fail(r, u, "%s needs integer or bool sources", op_name(op)); return NULL; }
+        if (fl) { lr_fail(r, u, "%s needs integer or bool sources", op_name(op)); return NULL; }
         if (op == OP_AND) return LLVMBuildAnd(r->b, a, b, nm);
         if (op == OP_OR) return LLVMBuildOr(r->b, a, b, nm);
         if (op == OP_XOR) return LLVMBuildXor(r->b, a, b, nm);
         if (op == OP_SHL) return LLVMBuildShl(r->b, a, b, nm);
         return uns ? LLVMBuildLShr(r->b, a, b, nm) : LLVMBuildAShr(r->b, a, b, nm);
     case OP_POW: {
-        if (!fl) { fail(r, u, "POW needs float sources"); return NULL; }
+        if (!fl) { lr_fail(r, u, "POW needs float sources"); return NULL; }
         LLVMValueRef args[2] = {a, b};
         return call_intrinsic(r, "llvm.pow", LLVMTypeOf(a), args, 2, nm);
     }
-    default: fail(r, u, "not supported by the LLVM backend"); return NULL;
+    default: lr_fail(r, u, "not supported by the LLVM backend"); return NULL;
     }
 }
 
@@ -334,7 +300,7 @@ static LLVMValueRef render_unary(Render *r, const UOp *u, const char *nm) {
     LLVMValueRef a = src_val(r, u, 0);
     if (!a) return NULL;
     const DType *d = u->src[0]->dtype;
-    if (is_fp8(d)) { fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return NULL; }
+    if (is_fp8(d)) { lr_fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return NULL; }
     bool fl = dt_is_float(d);
     Op op = uop_op(u);
     if (op == OP_NEG) {
@@ -342,11 +308,11 @@ static LLVMValueRef render_unary(Render *r, const UOp *u, const char *nm) {
         return dt_is_bool(d) ? LLVMBuildNot(r->b, a, nm) : LLVMBuildNeg(r->b, a, nm);
     }
     if (op == OP_TRUNC && !fl) return a;
-    if (!fl) { fail(r, u, "needs a float source, got an integer"); return NULL; }
+    if (!fl) { lr_fail(r, u, "needs a float source, got an integer"); return NULL; }
     if (op == OP_RECIPROCAL) return LLVMBuildFDiv(r->b, const_real_of(LLVMTypeOf(a), 1.0), a, nm);
     const char *in = op == OP_EXP2 ? "llvm.exp2" : op == OP_LOG2 ? "llvm.log2" : op == OP_SIN ? "llvm.sin"
                    : op == OP_SQRT ? "llvm.sqrt" : op == OP_TRUNC ? "llvm.trunc" : NULL;
-    if (!in) { fail(r, u, "not supported by the LLVM backend"); return NULL; }
+    if (!in) { lr_fail(r, u, "not supported by the LLVM backend"); return NULL; }
     return call_intrinsic(r, in, LLVMTypeOf(a), &a, 1, nm);
 }
 
@@ -357,17 +323,17 @@ static LLVMValueRef render_cast(Render *r, const UOp *u, const char *nm) {
     const DType *from = u->src[0]->dtype, *to = u->dtype;
     if (dt_is_ptr(to) || dt_is_ptr(from)) {
         if (dt_is_ptr(to) && dt_is_ptr(from)) return a;
-        fail(r, u, "cannot cast between a pointer and a value");
+        lr_fail(r, u, "cannot cast between a pointer and a value");
         return NULL;
     }
     char b1[64], b2[64];
     if (from->count != to->count) {
         dt_str(from, b1, sizeof b1), dt_str(to, b2, sizeof b2);
-        fail(r, u, "cannot cast %s to %s: vector widths differ", b1, b2);
+        lr_fail(r, u, "cannot cast %s to %s: vector widths differ", b1, b2);
         return NULL;
     }
-    if (is_fp8(from) || is_fp8(to)) { fail(r, u, "fp8 casts are not supported by the LLVM backend"); return NULL; }
-    if (to->sk == SK_VOID || from->sk == SK_VOID) { fail(r, u, "cannot cast void"); return NULL; }
+    if (is_fp8(from) || is_fp8(to)) { lr_fail(r, u, "fp8 casts are not supported by the LLVM backend"); return NULL; }
+    if (to->sk == SK_VOID || from->sk == SK_VOID) { lr_fail(r, u, "cannot cast void"); return NULL; }
     LLVMTypeRef tt = value_type(r, to);
     if (dt_is_bool(to)) {
         if (dt_is_bool(from)) return a;
@@ -398,13 +364,13 @@ static LLVMValueRef render_bitcast(Render *r, const UOp *u, const char *nm) {
     const DType *from = u->src[0]->dtype, *to = u->dtype;
     if (dt_is_ptr(from) || dt_is_ptr(to)) {
         if (dt_is_ptr(from) && dt_is_ptr(to)) return a;
-        fail(r, u, "cannot bitcast between a pointer and a value");
+        lr_fail(r, u, "cannot bitcast between a pointer and a value");
         return NULL;
     }
     if (dt_itemsize(from) != dt_itemsize(to) || from->sk == SK_BOOL || to->sk == SK_BOOL) {
         char b1[64], b2[64];
         dt_str(from, b1, sizeof b1), dt_str(to, b2, sizeof b2);
-        fail(r, u, "cannot bitcast %s to %s: sizes differ", b1, b2);
+        lr_fail(r, u, "cannot bitcast %s to %s: sizes differ", b1, b2);
         return NULL;
     }
     return LLVMBuildBitCast(r->b, a, value_type(r, to), nm);
@@ -415,20 +381,20 @@ static LLVMValueRef render_gep(Render *r, const UOp *u, const char *nm) {
     if (!a) return NULL;
     const Arg *arg = u->arg;
     int w = dt_vcount(u->src[0]->dtype);
-    if (dt_is_ptr(u->src[0]->dtype)) { fail(r, u, "GEP of a vector of pointers is not supported"); return NULL; }
-    if (!arg || arg->kind != ARG_TUPLE || arg->n == 0 || arg->n > 256) { fail(r, u, "needs a tuple of element indices"); return NULL; }
+    if (dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "GEP of a vector of pointers is not supported"); return NULL; }
+    if (!arg || arg->kind != ARG_TUPLE || arg->n == 0 || arg->n > 256) { lr_fail(r, u, "needs a tuple of element indices"); return NULL; }
     LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
     LLVMValueRef mask[256];
     for (uint32_t i = 0; i < arg->n; i++) {
         const Arg *it = arg->items[i];
         if (!it || it->kind != ARG_INT || it->v.i < 0 || it->v.i >= w) {
-            fail(r, u, "element %u is out of range for a vector of %d", i, w);
+            lr_fail(r, u, "element %u is out of range for a vector of %d", i, w);
             return NULL;
         }
         mask[i] = LLVMConstInt(i32, (unsigned long long)it->v.i, 0);
     }
     if (dt_is_ptr(u->dtype) || dt_vcount(u->dtype) != (int)arg->n || u->dtype->scalar != u->src[0]->dtype->scalar) {
-        fail(r, u, "its dtype must be %u elements of its source's type", arg->n);
+        lr_fail(r, u, "its dtype must be %u elements of its source's type", arg->n);
         return NULL;
     }
     if (w == 1) {   /* a scalar: GEP 0 is the value itself; several give a splat */
@@ -443,9 +409,9 @@ static LLVMValueRef render_gep(Render *r, const UOp *u, const char *nm) {
 
 static LLVMValueRef render_vectorize(Render *r, const UOp *u, const char *nm) {
     LLVMTypeRef t = value_type(r, u->dtype);
-    if (dt_is_ptr(u->dtype)) { fail(r, u, "vectors of pointers are not supported"); return NULL; }
+    if (dt_is_ptr(u->dtype)) { lr_fail(r, u, "vectors of pointers are not supported"); return NULL; }
     if (u->nsrc == 0 || dt_vcount(u->dtype) != u->nsrc) {
-        fail(r, u, "a VECTORIZE of %d sources needs a vector count of %d", u->nsrc, u->nsrc);
+        lr_fail(r, u, "a VECTORIZE of %d sources needs a vector count of %d", u->nsrc, u->nsrc);
         return NULL;
     }
     if (u->nsrc == 1) return src_val(r, u, 0);
@@ -454,7 +420,7 @@ static LLVMValueRef render_vectorize(Render *r, const UOp *u, const char *nm) {
     for (int i = 0; i < u->nsrc; i++) {
         LLVMValueRef s = src_val(r, u, i);
         if (!s) return NULL;
-        if (u->src[i]->dtype != u->dtype->scalar) { fail(r, u, "source %d is not a scalar of the vector's type", i); return NULL; }
+        if (u->src[i]->dtype != u->dtype->scalar) { lr_fail(r, u, "source %d is not a scalar of the vector's type", i); return NULL; }
         v = LLVMBuildInsertElement(r->b, v, s, LLVMConstInt(i32, (unsigned)i, 0), i + 1 == u->nsrc ? nm : "");
     }
     return v;
@@ -469,8 +435,8 @@ static unsigned scalar_align(const DType *d) {
 
 static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const char *nm) {
     const DType *pd = u->src[0]->dtype;
-    if (!dt_is_ptr(pd)) { fail(r, u, "source 0 must be a pointer (DEFINE_GLOBAL, DEFINE_REG, DEFINE_LOCAL)"); return NULL; }
-    if (pd->v != 1) { fail(r, u, "vectors of pointers are not supported"); return NULL; }
+    if (!dt_is_ptr(pd)) { lr_fail(r, u, "source 0 must be a pointer (DEFINE_GLOBAL, DEFINE_REG, DEFINE_LOCAL)"); return NULL; }
+    if (pd->v != 1) { lr_fail(r, u, "vectors of pointers are not supported"); return NULL; }
     LLVMValueRef base = src_val(r, u, 0);
     if (!base) return NULL;
     if (u->nsrc == 1) return base;
@@ -478,34 +444,36 @@ static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const 
     if (!dt_is_int(id) || id->count != 1 || dt_is_ptr(id)) {
         char b[64];
         dt_str(id, b, sizeof b);
-        fail(r, u, "the index (source 1) must be a scalar integer, got %s", b);
+        lr_fail(r, u, "the index (source 1) must be a scalar integer, got %s", b);
         return NULL;
     }
     LLVMValueRef idx = src_val(r, u, 1);
     if (!idx) return NULL;
     if (u->nsrc >= 3) {
-        if (!dt_is_bool(u->src[2]->dtype) || u->src[2]->dtype->count != 1) { fail(r, u, "the gate (source 2) must be a bool"); return NULL; }
+        if (!dt_is_bool(u->src[2]->dtype) || u->src[2]->dtype->count != 1) { lr_fail(r, u, "the gate (source 2) must be a bool"); return NULL; }
         if (!(self->gate = src_val(r, u, 2))) return NULL;
     }
     LLVMTypeRef et = value_type(r, pd->base);
-    if (!et || pd->base->sk == SK_VOID) { fail(r, u, "cannot index a pointer to void"); return NULL; }
+    if (!et || pd->base->sk == SK_VOID) { lr_fail(r, u, "cannot index a pointer to void"); return NULL; }
+    self->offset = idx;
     return LLVMBuildGEP2(r->b, et, base, &idx, 1, nm);
 }
 
-static LLVMBasicBlockRef new_block(Render *r, const char *what, const UOp *u) {
+LLVMBasicBlockRef lr_new_block(Render *r, const char *what, const UOp *u) {
     char nm[48];
     snprintf(nm, sizeof nm, "%s%u", what, u->id);
     return LLVMAppendBasicBlockInContext(r->ctx, r->fn, nm);
 }
 
 static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
-    if (!dt_is_ptr(u->src[0]->dtype)) { fail(r, u, "source 0 must be an address (INDEX)"); return NULL; }
-    if (dt_is_ptr(u->dtype) || u->dtype->sk == SK_VOID) { fail(r, u, "needs a value dtype"); return NULL; }
+    if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return NULL; }
+    if (dt_is_ptr(u->dtype) || u->dtype->sk == SK_VOID) { lr_fail(r, u, "needs a value dtype"); return NULL; }
     LLVMValueRef p = src_val(r, u, 0);
     if (!p) return NULL;
     LLVMTypeRef t = value_type(r, u->dtype);
     LLVMValueRef gate = gate_of(r, u->src[0]);
     if (!gate) {
+        lr_check_access(r, u, u->dtype);
         LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, nm);
         LLVMSetAlignment(v, scalar_align(u->dtype));
         return v;
@@ -517,11 +485,13 @@ static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
         alt = LLVMConstNull(t);
     }
     LLVMBasicBlockRef from = LLVMGetInsertBlock(r->b);
-    LLVMBasicBlockRef yes = new_block(r, "load_gated", u), done = new_block(r, "load_done", u);
+    LLVMBasicBlockRef yes = lr_new_block(r, "load_gated", u), done = lr_new_block(r, "load_done", u);
     LLVMBuildCondBr(r->b, gate, yes, done);
     LLVMPositionBuilderAtEnd(r->b, yes);
+    lr_check_access(r, u, u->dtype);
     LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, "");
     LLVMSetAlignment(v, scalar_align(u->dtype));
+    yes = LLVMGetInsertBlock(r->b);   /* the check may have moved it */
     LLVMBuildBr(r->b, done);
     LLVMPositionBuilderAtEnd(r->b, done);
     LLVMValueRef phi = LLVMBuildPhi(r->b, t, nm);
@@ -532,18 +502,19 @@ static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
 }
 
 static void render_store(Render *r, const UOp *u) {
-    if (!dt_is_ptr(u->src[0]->dtype)) { fail(r, u, "source 0 must be an address (INDEX)"); return; }
-    if (dt_is_ptr(u->src[1]->dtype) || u->src[1]->dtype->sk == SK_VOID) { fail(r, u, "source 1 must be a value"); return; }
+    if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return; }
+    if (dt_is_ptr(u->src[1]->dtype) || u->src[1]->dtype->sk == SK_VOID) { lr_fail(r, u, "source 1 must be a value"); return; }
     LLVMValueRef p = src_val(r, u, 0), v = p ? src_val(r, u, 1) : NULL;
     if (!v) return;
     LLVMValueRef gate = gate_of(r, u->src[0]);
     LLVMBasicBlockRef done = NULL;
     if (gate) {
-        LLVMBasicBlockRef yes = new_block(r, "store_gated", u);
-        done = new_block(r, "store_done", u);
+        LLVMBasicBlockRef yes = lr_new_block(r, "store_gated", u);
+        done = lr_new_block(r, "store_done", u);
         LLVMBuildCondBr(r->b, gate, yes, done);
         LLVMPositionBuilderAtEnd(r->b, yes);
     }
+    lr_check_access(r, u, u->src[1]->dtype);
     LLVMValueRef st = LLVMBuildStore(r->b, v, p);
     LLVMSetAlignment(st, scalar_align(u->src[1]->dtype));
     if (gate) {
@@ -554,8 +525,8 @@ static void render_store(Render *r, const UOp *u) {
 
 static LLVMValueRef render_stack_array(Render *r, const UOp *u, const char *nm) {
     const DType *d = u->dtype;
-    if (!dt_is_ptr(d) || d->base->sk == SK_VOID) { fail(r, u, "needs a pointer dtype with a size, e.g. float32.ptr(4, reg)"); return NULL; }
-    if (d->size <= 0 || d->size > (1 << 24)) { fail(r, u, "needs a size between 1 and 16777216, got %lld", (long long)d->size); return NULL; }
+    if (!dt_is_ptr(d) || d->base->sk == SK_VOID) { lr_fail(r, u, "needs a pointer dtype with a size, e.g. float32.ptr(4, reg)"); return NULL; }
+    if (d->size <= 0 || d->size > (1 << 24)) { lr_fail(r, u, "needs a size between 1 and 16777216, got %lld", (long long)d->size); return NULL; }
     LLVMTypeRef at = LLVMArrayType2(value_type(r, d->base), (uint64_t)d->size);
     LLVMValueRef a = LLVMBuildAlloca(r->ab, at, nm);
     LLVMSetAlignment(a, 16);
@@ -564,11 +535,11 @@ static LLVMValueRef render_stack_array(Render *r, const UOp *u, const char *nm) 
 
 /* ---- control flow ---- */
 
-static bool push_block(Render *r, Block b) {
+bool lr_push_block(Render *r, Block b) {
     if (r->depth == r->cap) {
         int ncap = r->cap ? r->cap * 2 : 8;
         Block *ns = realloc(r->stack, (size_t)ncap * sizeof *ns);
-        if (!ns) { fail(r, NULL, "out of memory"); return false; }
+        if (!ns) { lr_fail(r, NULL, "out of memory"); return false; }
         r->stack = ns;
         r->cap = ncap;
     }
@@ -578,31 +549,10 @@ static bool push_block(Render *r, Block b) {
 
 static LLVMValueRef render_range(Render *r, const UOp *u, const char *nm) {
     const DType *d = u->src[0]->dtype;
-    if (!dt_is_int(d) || d->count != 1 || dt_is_ptr(d)) { fail(r, u, "its end (source 0) must be a scalar integer"); return NULL; }
+    if (!dt_is_int(d) || d->count != 1 || dt_is_ptr(d)) { lr_fail(r, u, "its end (source 0) must be a scalar integer"); return NULL; }
     LLVMValueRef end = src_val(r, u, 0);
     if (!end) return NULL;
-    LLVMTypeRef t = LLVMTypeOf(end);
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(r->b);
-    LLVMBasicBlockRef header = new_block(r, "loop", u), body = new_block(r, "body", u), exit = new_block(r, "loop_exit", u);
-    LLVMBuildBr(r->b, header);
-    LLVMPositionBuilderAtEnd(r->b, header);
-    LLVMValueRef phi = LLVMBuildPhi(r->b, t, nm);
-    LLVMValueRef zero = LLVMConstNull(t);
-    LLVMAddIncoming(phi, &zero, &from, 1);
-    LLVMValueRef more = LLVMBuildICmp(r->b, dt_is_unsigned(d) ? LLVMIntULT : LLVMIntSLT, phi, end, "");
-    LLVMBuildCondBr(r->b, more, body, exit);
-    LLVMPositionBuilderAtEnd(r->b, body);
-    if (!push_block(r, (Block){u, phi, header, exit})) return NULL;
-    return phi;
-}
-
-static void close_loop(Render *r) {
-    Block *lp = &r->stack[--r->depth];
-    LLVMValueRef next = LLVMBuildAdd(r->b, lp->counter, const_int_of(LLVMTypeOf(lp->counter), 1), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(r->b);
-    LLVMBuildBr(r->b, lp->header);
-    LLVMAddIncoming(lp->counter, &next, &latch, 1);
-    LLVMPositionBuilderAtEnd(r->b, lp->exit);
+    return lr_open_loop(r, u, end, nm);
 }
 
 /* END closes the RANGEs among its sources, innermost first. */
@@ -611,41 +561,41 @@ static void render_end(Render *r, const UOp *u) {
     for (int i = 0; i < u->nsrc; i++)
         if (uop_op(u->src[i]) == OP_RANGE) {
             nranges++;
-            if (!map_find(&r->vals, u->src[i])) {
-                fail(r, u, "ends RANGE %%%u, which does not come before it in the program", u->src[i]->id);
+            if (!lr_map_find(&r->vals, u->src[i])) {
+                lr_fail(r, u, "ends RANGE %%%u, which does not come before it in the program", u->src[i]->id);
                 return;
             }
         }
-    if (!nranges) { fail(r, u, "needs a RANGE source (the loop it ends)"); return; }
+    if (!nranges) { lr_fail(r, u, "needs a RANGE source (the loop it ends)"); return; }
     for (int closed = 0; closed < nranges; closed++) {
-        if (!r->depth) { fail(r, u, "no loop is open here"); return; }
+        if (!r->depth) { lr_fail(r, u, "no loop is open here"); return; }
         const Block *top = &r->stack[r->depth - 1];
         bool mine = false;
         for (int i = 0; i < u->nsrc; i++) mine |= u->src[i] == top->op;
         if (!mine) {
-            if (uop_op(top->op) == OP_IF) fail(r, u, "IF %%%u is still open (ENDIF missing before END)", top->op->id);
-            else fail(r, u, "the innermost open loop is RANGE %%%u, which this END does not end", top->op->id);
+            if (uop_op(top->op) == OP_IF) lr_fail(r, u, "IF %%%u is still open (ENDIF missing before END)", top->op->id);
+            else lr_fail(r, u, "the innermost open loop is RANGE %%%u, which this END does not end", top->op->id);
             return;
         }
-        close_loop(r);
+        lr_close_loop(r);
     }
 }
 
 static void render_if(Render *r, const UOp *u) {
-    if (!dt_is_bool(u->src[0]->dtype) || u->src[0]->dtype->count != 1) { fail(r, u, "the gate (source 0) must be a bool"); return; }
+    if (!dt_is_bool(u->src[0]->dtype) || u->src[0]->dtype->count != 1) { lr_fail(r, u, "the gate (source 0) must be a bool"); return; }
     LLVMValueRef g = src_val(r, u, 0);
     if (!g) return;
-    LLVMBasicBlockRef body = new_block(r, "if", u), skip = new_block(r, "endif", u);
+    LLVMBasicBlockRef body = lr_new_block(r, "if", u), skip = lr_new_block(r, "endif", u);
     LLVMBuildCondBr(r->b, g, body, skip);
     LLVMPositionBuilderAtEnd(r->b, body);
-    push_block(r, (Block){u, NULL, NULL, skip});
+    lr_push_block(r, (Block){.op = u, .exit = skip, .range_slot = -1});
 }
 
 static void render_endif(Render *r, const UOp *u) {
     if (!r->depth || r->stack[r->depth - 1].op != u->src[0]) {
-        if (uop_op(u->src[0]) != OP_IF) fail(r, u, "source 0 must be the IF it ends");
-        else if (!r->depth) fail(r, u, "IF %%%u is not open", u->src[0]->id);
-        else fail(r, u, "%s %%%u is still open inside IF %%%u", op_name(uop_op(r->stack[r->depth - 1].op)),
+        if (uop_op(u->src[0]) != OP_IF) lr_fail(r, u, "source 0 must be the IF it ends");
+        else if (!r->depth) lr_fail(r, u, "IF %%%u is not open", u->src[0]->id);
+        else lr_fail(r, u, "%s %%%u is still open inside IF %%%u", op_name(uop_op(r->stack[r->depth - 1].op)),
                   r->stack[r->depth - 1].op->id, u->src[0]->id);
         return;
     }
@@ -673,19 +623,19 @@ static int cmp_global_arg(const void *a, const void *b) {
 static bool collect_params(Render *r, const UOp *const *lst, size_t n) {
     r->globals = calloc(n ? n : 1, sizeof *r->globals);
     r->vars = calloc(n ? n : 1, sizeof *r->vars);
-    if (!r->globals || !r->vars) { fail(r, NULL, "out of memory"); return false; }
+    if (!r->globals || !r->vars) { lr_fail(r, NULL, "out of memory"); return false; }
     for (size_t i = 0; i < n; i++) {
         const UOp *u = lst[i];
-        if (!u) { fail(r, NULL, "entry %zu of the program is missing", i); return false; }
+        if (!u) { lr_fail(r, NULL, "entry %zu of the program is missing", i); return false; }
         if (uop_op(u) == OP_DEFINE_GLOBAL) {
-            if (!u->arg || u->arg->kind != ARG_INT) { fail(r, u, "needs an integer arg (the buffer number)"); return false; }
+            if (!u->arg || u->arg->kind != ARG_INT) { lr_fail(r, u, "needs an integer arg (the buffer number)"); return false; }
             if (!dt_is_ptr(u->dtype) || u->dtype->v != 1 || u->dtype->base->sk == SK_VOID) {
-                fail(r, u, "needs a pointer dtype, e.g. float32.ptr(16)");
+                lr_fail(r, u, "needs a pointer dtype, e.g. float32.ptr(16)");
                 return false;
             }
             for (int j = 0; j < r->nglob; j++)
                 if (r->globals[j]->arg->v.i == u->arg->v.i && r->globals[j] != u) {
-                    fail(r, u, "buffer number %lld is also used by DEFINE_GLOBAL %%%u", (long long)u->arg->v.i,
+                    lr_fail(r, u, "buffer number %lld is also used by DEFINE_GLOBAL %%%u", (long long)u->arg->v.i,
                          r->globals[j]->id);
                     return false;
                 }
@@ -693,10 +643,10 @@ static bool collect_params(Render *r, const UOp *const *lst, size_t n) {
         } else if (uop_op(u) == OP_DEFINE_VAR) {
             const Arg *a = u->arg;
             if (!a || a->kind != ARG_TUPLE || a->n < 1 || !a->items[0] || a->items[0]->kind != ARG_STR) {
-                fail(r, u, "needs the arg (name, min, max)");
+                lr_fail(r, u, "needs the arg (name, min, max)");
                 return false;
             }
-            if (!dt_is_int(u->dtype) || u->dtype->count != 1 || dt_is_ptr(u->dtype)) { fail(r, u, "needs an integer dtype"); return false; }
+            if (!dt_is_int(u->dtype) || u->dtype->count != 1 || dt_is_ptr(u->dtype)) { lr_fail(r, u, "needs an integer dtype"); return false; }
             r->vars[r->nvar++] = u;
         }
     }
@@ -731,6 +681,8 @@ void kernel_signature_free(KernelSignature *sig) {
     for (int i = 0; sig->vars && i < sig->nvar; i++) free(sig->vars[i].name);
     free(sig->vars);
     free(sig->bufs);
+    free(sig->sites);
+    free(sig->ranges);
     *sig = (KernelSignature){0};
 }
 
@@ -759,7 +711,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
     snprintf(nm, sizeof nm, "%s%u", value_prefix(op), u->id);
     LLVMValueRef v = NULL;
     if (op_is_alu(op) && op != OP_WHERE && op != OP_MULACC && (u->dtype->count > 256 || dt_is_ptr(u->dtype))) {
-        fail(r, u, "unsupported dtype");
+        lr_fail(r, u, "unsupported dtype");
         return;
     }
     switch (op) {
@@ -777,7 +729,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
             if (r->vars[i] == u) v = int_to(r, LLVMGetParam(r->fn, (unsigned)(r->nglob + i)), u->dtype, nm);
         break;
     case OP_SPECIAL:
-        if (!dt_is_int(u->dtype) || u->dtype->count != 1 || dt_is_ptr(u->dtype)) { fail(r, u, "needs an integer dtype"); return; }
+        if (!dt_is_int(u->dtype) || u->dtype->count != 1 || dt_is_ptr(u->dtype)) { lr_fail(r, u, "needs an integer dtype"); return; }
         v = int_to(r, r->core_id, u->dtype, nm);
         break;
     case OP_DEFINE_REG: case OP_DEFINE_LOCAL: v = render_stack_array(r, u, nm); break;
@@ -797,7 +749,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         const DType *cd = u->src[0]->dtype;
         if (!same_dtypes(r, u, 1, 2)) return;
         if (!dt_is_bool(cd) || dt_is_ptr(cd) || (cd->count != 1 && cd->count != dt_vcount(u->src[1]->dtype))) {
-            fail(r, u, "the condition (source 0) must be a bool or a bool vector as wide as the branches");
+            lr_fail(r, u, "the condition (source 0) must be a bool or a bool vector as wide as the branches");
             return;
         }
         LLVMValueRef c = src_val(r, u, 0), a = c ? src_val(r, u, 1) : NULL, b = a ? src_val(r, u, 2) : NULL;
@@ -808,7 +760,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         if (!same_dtypes(r, u, 0, 1) || !same_dtypes(r, u, 0, 2)) return;
         LLVMValueRef a = src_val(r, u, 0), b = a ? src_val(r, u, 1) : NULL, c = b ? src_val(r, u, 2) : NULL;
         if (!c) break;
-        if (is_fp8(u->dtype)) { fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return; }
+        if (is_fp8(u->dtype)) { lr_fail(r, u, "fp8 arithmetic is not supported by the LLVM backend"); return; }
         bool fl = dt_is_float(u->dtype);
         LLVMValueRef m = fl ? LLVMBuildFMul(r->b, a, b, "") : LLVMBuildMul(r->b, a, b, "");
         v = fl ? LLVMBuildFAdd(r->b, m, c, nm) : LLVMBuildAdd(r->b, m, c, nm);
@@ -819,15 +771,15 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         break;
     case OP_ADD: case OP_MUL: case OP_SHL: case OP_SHR: case OP_IDIV: case OP_MAX: case OP_MOD: case OP_CMPLT:
     case OP_CMPNE: case OP_CMPEQ: case OP_XOR: case OP_OR: case OP_AND: case OP_SUB: case OP_FDIV: case OP_POW:
-        if (u->nsrc != 2) { fail(r, u, "needs 2 sources, got %d", u->nsrc); return; }
+        if (u->nsrc != 2) { lr_fail(r, u, "needs 2 sources, got %d", u->nsrc); return; }
         v = render_binary(r, u, nm);
         break;
     default:
         if (op_group(op) == OPG_SCHED || op_group(op) == OPG_MOVEMENT || op_group(op) == OPG_REDUCE ||
             op == OP_UNROLL || op == OP_CONTRACT || op == OP_CAT || op == OP_PTRCAT || op == OP_BIND)
-            fail(r, u, "not supported by the LLVM backend: it must be lowered by the codegen stages before rendering");
+            lr_fail(r, u, "not supported by the LLVM backend: it must be lowered by the codegen stages before rendering");
         else
-            fail(r, u, "not supported by the LLVM backend");
+            lr_fail(r, u, "not supported by the LLVM backend");
         return;
     }
     if (r->failed) return;
@@ -836,7 +788,7 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
     if (v && u->dtype->sk != SK_VOID && LLVMTypeOf(v) != value_type(r, u->dtype)) {
         char b[64];
         dt_str(u->dtype, b, sizeof b);
-        fail(r, u, "its dtype %s does not match the type of what it computes (check the dtypes of its sources)", b);
+        lr_fail(r, u, "its dtype %s does not match the type of what it computes (check the dtypes of its sources)", b);
         return;
     }
     self->val = v;
@@ -846,16 +798,16 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
 
 static bool add_entry_wrapper(Render *r, const char *name, LLVMTypeRef kfty) {
     LLVMTypeRef ptr = LLVMPointerTypeInContext(r->ctx, 0), i32 = LLVMInt32TypeInContext(r->ctx);
-    LLVMTypeRef ps[3] = {ptr, ptr, i32};
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(r->ctx), ps, 3, 0);
+    LLVMTypeRef ps[4] = {ptr, ptr, i32, ptr};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(r->ctx), ps, 4, 0);
     char ename[512];
     llvm_entry_name(name, ename, sizeof ename);
     LLVMValueRef fn = LLVMAddFunction(r->mod, ename, fty);
     LLVMBuilderRef b = LLVMCreateBuilderInContext(r->ctx);
     LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(r->ctx, fn, "entry"));
-    int nargs = r->nglob + r->nvar + 1;
+    int nargs = r->nglob + r->nvar + 1 + r->checked;
     LLVMValueRef *args = calloc((size_t)nargs, sizeof *args);
-    if (!args) { LLVMDisposeBuilder(b); fail(r, NULL, "out of memory"); return false; }
+    if (!args) { LLVMDisposeBuilder(b); lr_fail(r, NULL, "out of memory"); return false; }
     LLVMTypeRef i64 = LLVMInt64TypeInContext(r->ctx);
     for (int i = 0; i < r->nglob; i++) {
         LLVMValueRef ix = LLVMConstInt(i64, (unsigned)i, 0);
@@ -867,7 +819,8 @@ static bool add_entry_wrapper(Render *r, const char *name, LLVMTypeRef kfty) {
         LLVMValueRef slot = LLVMBuildGEP2(b, i32, LLVMGetParam(fn, 1), &ix, 1, "");
         args[r->nglob + i] = LLVMBuildLoad2(b, i32, slot, "");
     }
-    args[nargs - 1] = LLVMGetParam(fn, 2);
+    args[r->nglob + r->nvar] = LLVMGetParam(fn, 2);
+    if (r->checked) args[nargs - 1] = LLVMGetParam(fn, 3);
     LLVMBuildCall2(b, kfty, r->fn, args, (unsigned)nargs, "");
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);
@@ -881,21 +834,22 @@ static void add_nounwind(Render *r, LLVMValueRef fn) {
 }
 
 bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
-                         struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen) {
+                         bool checked, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen) {
     *out = NULL;
-    *sig = (KernelSignature){0};
+    *sig = (KernelSignature){.checked = checked};
     if (err && errlen) err[0] = 0;
-    Render R = {.ctx = ctx, .err = err, .errlen = errlen}, *r = &R;
+    Render R = {.ctx = ctx, .err = err, .errlen = errlen, .checked = checked, .sig = sig}, *r = &R;
     if (!name || !name[0]) name = "kernel";
-    if (!lst && n) { fail(r, NULL, "no program"); return false; }
-    if (!collect_params(r, lst, n)) goto done;
+    if (!lst && n) { lr_fail(r, NULL, "no program"); return false; }
+    if (!collect_params(r, lst, n) || !lr_scan_loops(r, lst, n)) goto done;
 
     r->mod = LLVMModuleCreateWithNameInContext(name, ctx);
-    int np = r->nglob + r->nvar + 1;
+    int np = r->nglob + r->nvar + 1 + checked;   /* buffers, variables, core_id [, report] */
     LLVMTypeRef *pt = calloc((size_t)np, sizeof *pt);
-    if (!pt) { fail(r, NULL, "out of memory"); goto done; }
+    if (!pt) { lr_fail(r, NULL, "out of memory"); goto done; }
     for (int i = 0; i < r->nglob; i++) pt[i] = LLVMPointerTypeInContext(ctx, 0);
-    for (int i = r->nglob; i < np; i++) pt[i] = LLVMInt32TypeInContext(ctx);
+    for (int i = r->nglob; i <= r->nglob + r->nvar; i++) pt[i] = LLVMInt32TypeInContext(ctx);
+    if (checked) pt[np - 1] = LLVMPointerTypeInContext(ctx, 0);
     LLVMTypeRef kfty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), pt, (unsigned)np, 0);
     free(pt);
     r->fn = LLVMAddFunction(r->mod, name, kfty);
@@ -904,8 +858,12 @@ bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const 
         const Arg *s = r->vars[i]->arg->items[0];
         LLVMSetValueName2(LLVMGetParam(r->fn, (unsigned)(r->nglob + i)), s->v.s, s->n);
     }
-    r->core_id = LLVMGetParam(r->fn, (unsigned)(np - 1));
+    r->core_id = LLVMGetParam(r->fn, (unsigned)(r->nglob + r->nvar));
     LLVMSetValueName2(r->core_id, "core_id", 7);
+    if (checked) {
+        r->report = LLVMGetParam(r->fn, (unsigned)(np - 1));
+        LLVMSetValueName2(r->report, "report", 6);
+    }
 
     LLVMBasicBlockRef allocas = LLVMAppendBasicBlockInContext(ctx, r->fn, "entry");
     LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(ctx, r->fn, "start");
@@ -916,14 +874,14 @@ bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const 
 
     for (size_t i = 0; i < n && !r->failed; i++) {
         const UOp *u = lst[i];
-        if (map_find(&r->vals, u)) { fail(r, u, "appears twice in the program (entries must be unique)"); break; }
+        if (lr_map_find(&r->vals, u)) { lr_fail(r, u, "appears twice in the program (entries must be unique)"); break; }
         ValEntry *self = map_insert(&r->vals, u);
-        if (!self) { fail(r, NULL, "out of memory"); break; }
+        if (!self) { lr_fail(r, NULL, "out of memory"); break; }
         render_node(r, u, self);
     }
     if (!r->failed && r->depth) {
         const UOp *open = r->stack[r->depth - 1].op;
-        fail(r, open, uop_op(open) == OP_RANGE ? "has no END (the loop is never closed)" : "has no ENDIF");
+        lr_fail(r, open, uop_op(open) == OP_RANGE ? "has no END (the loop is never closed)" : "has no ENDIF");
     }
     if (r->failed) goto done;
     LLVMBuildRetVoid(r->b);
@@ -932,12 +890,12 @@ bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const 
 
     char *msg = NULL;
     if (LLVMVerifyModule(r->mod, LLVMReturnStatusAction, &msg)) {
-        fail(r, NULL, "LLVM rejected the rendered module: %s", msg ? msg : "(no message)");
+        lr_fail(r, NULL, "LLVM rejected the rendered module: %s", msg ? msg : "(no message)");
         LLVMDisposeMessage(msg);
         goto done;
     }
     LLVMDisposeMessage(msg);
-    if (!fill_signature(r, sig)) { fail(r, NULL, "out of memory"); goto done; }
+    if (!fill_signature(r, sig)) { lr_fail(r, NULL, "out of memory"); goto done; }
 
 done:
     if (r->b) LLVMDisposeBuilder(r->b);
@@ -946,6 +904,7 @@ done:
     free(r->stack);
     free(r->globals);
     free(r->vars);
+    free(r->outer);
     if (r->failed) {
         if (r->mod) LLVMDisposeModule(r->mod);
         kernel_signature_free(sig);

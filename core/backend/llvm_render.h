@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../ir/uop.h"
+#include "backend.h"
 
 struct LLVMOpaqueContext;
 struct LLVMOpaqueModule;
@@ -22,23 +23,62 @@ typedef struct KernelVarInfo {
     int64_t lo, hi;
 } KernelVarInfo;
 
+/* A RANGE of the kernel, for reports: its node id and its name as the infix
+ * renderer writes it (r0, r1_2). */
+typedef struct KernelRangeInfo {
+    unsigned id;
+    char name[24];
+} KernelRangeInfo;
+
+/* A checked LOAD or STORE: what a failure at it reports. */
+typedef struct KernelCheckSite {
+    unsigned index_id;        /* the INDEX */
+    bool store;
+    Op buffer_op;             /* DEFINE_GLOBAL, DEFINE_REG, DEFINE_LOCAL; OP_NOOP if not found */
+    int64_t buffer;           /* DEFINE_GLOBAL: its arg; otherwise the node id */
+    int64_t size;             /* elements of the buffer */
+    int width;                /* elements the access covers */
+    int nranges;              /* the open loops, outermost first */
+    int ranges[KERNEL_CHECK_RANGES];   /* entries of KernelSignature.ranges */
+} KernelCheckSite;
+
+/* What a checked kernel writes when an access fails (the hidden last
+ * parameter of the kernel and its entry; one per core_id).  Offsets are
+ * fixed: the renderer writes the fields by offset. */
+typedef struct KernelRawReport {
+    int32_t failed;           /* 0, or 1 once an access failed (the kernel then returns) */
+    int32_t site;             /* index into KernelSignature.sites */
+    int64_t index;            /* the element offset */
+    int64_t ranges[KERNEL_CHECK_RANGES];   /* the open loops' counters, as the site lists them */
+} KernelRawReport;
+
 typedef struct KernelSignature {
     int nbuf, nvar;
     KernelBufferInfo *bufs;   /* malloc'd, ABI order */
     KernelVarInfo *vars;      /* malloc'd, ABI order */
+    bool checked;             /* rendered with bounds checks */
+    int nsites, nranges;
+    KernelCheckSite *sites;   /* malloc'd; checked kernels */
+    KernelRangeInfo *ranges;  /* malloc'd; checked kernels */
 } KernelSignature;
 
 void kernel_signature_free(KernelSignature *sig);
 
+/* The global every kernel polls for interrupts; the JIT binds it to
+ * uopdb_interrupt_flag() (an int, sig_atomic_t: nonzero = stop). */
+#define LLVM_INTERRUPT_SYMBOL "uopdb.interrupt"
+
 /* The name of the generated wrapper `void <name>__entry(void **bufs,
- * const int32_t *vars, int32_t core_id)` that calls the kernel; written into
+ * const int32_t *vars, int32_t core_id, KernelRawReport *report)` that calls
+ * the kernel (report is ignored by a kernel without checks); written into
  * out (truncated to outlen). */
 void llvm_entry_name(const char *kernel_name, char *out, size_t outlen);
 
 /* Builds, in ctx, a module holding the kernel function `name` and its entry
- * wrapper, and verifies it.  On failure returns false with a message in err
- * and *out == NULL. */
+ * wrapper, and verifies it; checked adds the bounds checks and the report
+ * parameter.  On failure returns false with a message in err and
+ * *out == NULL. */
 bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
-                         struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen);
+                         bool checked, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen);
 
 #endif

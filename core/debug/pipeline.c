@@ -23,6 +23,7 @@ struct KernelPipeline {
     long rpos;             /* the rewrite inside stage pos, -1 for the whole stage */
     StageResult res[STAGE_COUNT + 1]; /* res[n] for stage n; res[0] unused */
     Kernel *kernel;
+    Kernel *kernel_checked;   /* the same program compiled with bounds checks, on request */
     InsertedRules *ins;    /* user rules inserted into stages, in insertion order */
     int nins, capins;
     BreakList breaks;
@@ -57,10 +58,9 @@ static void forget_from(KernelPipeline *kp, int from) {
         trace_init(&kp->res[n].trace);
     }
     if (kp->pos >= from) kp->pos = from - 1, kp->rpos = -1;
-    if (kp->kernel) {
-        kernel_free(kp->kernel);
-        kp->kernel = NULL;
-    }
+    kernel_free(kp->kernel);
+    kernel_free(kp->kernel_checked);
+    kp->kernel = kp->kernel_checked = NULL;
 }
 
 void pipeline_free(KernelPipeline *kp) {
@@ -176,8 +176,9 @@ const StageResult *pipeline_result(const KernelPipeline *kp, int n) {
     return &kp->res[n];
 }
 
-Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen) {
-    if (kp->kernel) return kp->kernel;
+/* compiles the final program (checked: with bounds checks) into *slot */
+static Kernel *compile_final(KernelPipeline *kp, bool checked, Kernel **slot, char *err, size_t errlen) {
+    if (*slot) return *slot;
     const UOp *lin = pipeline_root(kp, STAGE_COUNT, err, errlen);
     if (!lin) return NULL;
     if (uop_op(lin) != OP_LINEAR) {
@@ -186,9 +187,18 @@ Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen) {
         return NULL;
     }
     char msg[1024];
-    kp->kernel = kernel_compile(kp->name, lin->src, lin->nsrc, msg, sizeof msg);
-    if (!kp->kernel) snprintf(err, errlen, "compiling %s: %s", kp->name, msg);
-    return kp->kernel;
+    KernelCompileOpts opts = {.checked = checked};
+    *slot = kernel_compile_opts(kp->name, lin->src, lin->nsrc, &opts, msg, sizeof msg);
+    if (!*slot) snprintf(err, errlen, "compiling %s%s: %s", kp->name, checked ? " with bounds checks" : "", msg);
+    return *slot;
+}
+
+Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen) {
+    return compile_final(kp, false, &kp->kernel, err, errlen);
+}
+
+Kernel *pipeline_kernel_checked(KernelPipeline *kp, char *err, size_t errlen) {
+    return compile_final(kp, true, &kp->kernel_checked, err, errlen);
 }
 
 bool pipeline_insert(KernelPipeline *kp, int n, const RuleSet *rules, bool before, char *err, size_t errlen) {

@@ -80,5 +80,8 @@ struct BreakList *pipeline_breaks(KernelPipeline *kp);
 /* Runs all stages and compiles the final program (cached until opts
  * change); NULL + err on failure. */
 Kernel *pipeline_kernel(KernelPipeline *kp, char *err, size_t errlen);
+/* The same compiled with bounds checks (backend.h, KernelCompileOpts),
+ * cached next to it and forgotten with it. */
+Kernel *pipeline_kernel_checked(KernelPipeline *kp, char *err, size_t errlen);
 
 #endif

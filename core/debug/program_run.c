@@ -38,11 +38,12 @@ bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, ch
 }
 
 /* Runs kernel i through the JIT (all its core_ids) on data, indexed by
- * program buffer. */
-bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+ * program buffer; checked: the kernel compiled with bounds checks. */
+static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, bool checked, char *err,
+                       size_t errlen) {
     const SchedKernel *k = &s->kernels[i];
     char msg[1024];
-    Kernel *kern = pipeline_kernel(kps[i], msg, sizeof msg);
+    Kernel *kern = checked ? pipeline_kernel_checked(kps[i], msg, sizeof msg) : pipeline_kernel(kps[i], msg, sizeof msg);
     if (!kern) {
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
         return false;
@@ -68,14 +69,33 @@ bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, vo
             args[a] = data[k->bufs[g]];
         }
     }
-    if (ok && !(ok = kernel_run_parallel(kern, args, NULL, msg, sizeof msg)))
+    KernelCheckReport rep;
+    if (ok && !(ok = kernel_run_checked(kern, args, NULL, &rep, msg, sizeof msg))) {
+        if (rep.failed) {
+            /* name the program buffer the failed access was in */
+            const char *bname = NULL;
+            if (rep.buffer_op == OP_DEFINE_GLOBAL && rep.buffer >= 0 && rep.buffer < k->nbufs)
+                bname = s->bufs[k->bufs[rep.buffer]].name;
+            kernel_check_message(&rep, bname, msg, sizeof msg);
+        }
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    }
     free(args);
     return ok;
 }
 
+bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+    return jit_kernel(s, kps, i, data, false, err, errlen);
+}
+
 bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
                  char *err, size_t errlen) {
+    return program_run_opts(s, kps, inputs, ud, outputs, NULL, err, errlen);
+}
+
+bool program_run_opts(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud,
+                      void *const *outputs, const ProgramRunOpts *opts, char *err, size_t errlen) {
+    bool checked = opts && opts->checked;
     void **data = calloc((size_t)s->nbufs + 1, sizeof *data);
     bool *owned = calloc((size_t)s->nbufs + 1, sizeof *owned);
     bool ok = false;
@@ -96,7 +116,11 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
             if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == i && !data[b] &&
                 !program_alloc_buffer(s, b, data, owned, err, errlen))
                 goto done;
-        if (!program_jit_kernel(s, kps, i, data, err, errlen)) goto done;
+        if (uopdb_interrupted()) {
+            snprintf(err, errlen, "interrupted before kernel %d (%s)", i + 1, s->kernels[i].name);
+            goto done;
+        }
+        if (!jit_kernel(s, kps, i, data, checked, err, errlen)) goto done;
         /* free the tmp buffers whose last use this was */
         for (int b = 0; b < s->nbufs; b++) {
             if (owned[b] && s->bufs[b].last_kernel == i) {

@@ -18,6 +18,18 @@
 bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
                  char *err, size_t errlen);
 
+typedef struct ProgramRunOpts {
+    /* every kernel compiled with bounds checks (pipeline_kernel_checked): an
+     * access outside its buffer stops the run with a message naming the
+     * kernel, the INDEX, the buffer, the offset and the loop counters */
+    bool checked;
+} ProgramRunOpts;
+/* program_run with options (NULL: none).  Either stops with "interrupted"
+ * when the interrupt flag (core/util/interrupt.h) is set before or during a
+ * kernel. */
+bool program_run_opts(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud,
+                      void *const *outputs, const ProgramRunOpts *opts, char *err, size_t errlen);
+
 typedef struct ValidateReport {
     bool ok;
     size_t checked, mismatches;

@@ -586,8 +586,8 @@ static void test_matmul_matches_tinygrad_ast(void **st) {
         StrBuf a, b;
         sb_init(&a);
         sb_init(&b);
-        uop_to_tinygrad(&a, s->kernels[0].ast);
-        uop_to_tinygrad(&b, golden);
+        uop_to_tinygrad(&a, s->kernels[0].ast, err, sizeof err);
+        uop_to_tinygrad(&b, golden, err, sizeof err);
         fail_msg("the kernel differs from tinygrad's:\n%s\ntinygrad:\n%s", sb_str(&a), sb_str(&b));
     }
     /* the same ops, dtypes and DEFINE_GLOBAL order: A is buffer 1, B buffer 2 */

@@ -76,7 +76,11 @@ static int t_to_tinygrad(lua_State *L) {
     const UOp *u = luop_check(L, 1);
     StrBuf sb;
     sb_init(&sb);
-    uop_to_tinygrad(&sb, u);
+    char err[256];
+    if (!uop_to_tinygrad(&sb, u, err, sizeof err)) {
+        sb_free(&sb);
+        return luaL_error(L, "to_tinygrad: %s", err);
+    }
     return push_sb(L, &sb);
 }
 

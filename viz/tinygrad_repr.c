@@ -1,6 +1,8 @@
 /* tinygrad_repr.c - tinygrad's Python repr of a UOp graph: the exporter
- * writes what tinygrad v0.12.0's pretty_print writes; the importer is a
- * tolerant recursive-descent parser for that text.
+ * writes what tinygrad v0.12.0's pretty_print writes (refusing a graph
+ * nested past TINYGRAD_REPR_MAX_DEPTH, whose text would grow with the square
+ * of its depth); the importer is a tolerant parser for that text that keeps
+ * the UOp(...) calls being read on an explicit stack, so any nesting reads.
  *
  * Import notes: whitespace and newlines may appear between any tokens; the
  * op and dtype are positional, then arg=, tag=, src= and dtype= keywords in
@@ -83,8 +85,10 @@ static void indent(StrBuf *sb, int d) {
     for (int i = 0; i < d; i++) sb_putc(sb, ' ');
 }
 
-void uop_to_tinygrad(StrBuf *sb, const UOp *root) {
-    if (!root) return;
+bool uop_to_tinygrad(StrBuf *sb, const UOp *root, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!root) return true;
+    bool ok = false;
     size_t n = (size_t)root->id + 1;
     int *number = malloc(n * sizeof *number);   /* x<N> of a node, in first-seen order */
     int *uses = calloc(n, sizeof *uses);         /* how many times a node is a source */
@@ -93,7 +97,9 @@ void uop_to_tinygrad(StrBuf *sb, const UOp *root) {
     ExportFrame *stack = malloc(cap * sizeof *stack);
     if (!number || !uses || !printed || !stack) { sb->oom = true; goto out; }
 
-    /* number the nodes in depth-first order of first sight, counting uses */
+    /* number the nodes in depth-first order of first sight, counting uses;
+     * the print below nests a node as deep as this stack is when it is first
+     * seen, and indents each line by its nesting */
     int seen = 0;
     stack[sp++] = (ExportFrame){root, 0, 0};
     while (sp) {
@@ -101,6 +107,12 @@ void uop_to_tinygrad(StrBuf *sb, const UOp *root) {
         if (f->next == f->u->nsrc) { sp--; continue; }
         const UOp *s = f->u->src[f->next++];
         if (uses[s->id]++ == 0) {
+            if (sp >= TINYGRAD_REPR_MAX_DEPTH) {
+                if (err && errlen)
+                    snprintf(err, errlen, "graph too deep for the tinygrad repr: %zu nested nodes (limit %d)",
+                             uop_graph_depth(root), TINYGRAD_REPR_MAX_DEPTH);
+                goto out;
+            }
             number[s->id] = seen++;
             if (sp == cap) {
                 ExportFrame *ns = realloc(stack, (cap *= 2) * sizeof *ns);
@@ -153,11 +165,14 @@ void uop_to_tinygrad(StrBuf *sb, const UOp *root) {
         }
         stack[sp++] = (ExportFrame){s, -1, d};
     }
+    ok = true;
 out:
+    if (sb->oom && err && errlen && !err[0]) snprintf(err, errlen, "out of memory");
     free(number);
     free(uses);
     free(printed);
     free(stack);
+    return ok && !sb->oom;
 }
 
 /* ---- import ---- */
@@ -168,11 +183,24 @@ typedef struct Importer {
     char *err;
     size_t errlen;
     bool failed;
-    int depth;
     U64Map names;         /* x<N> -> node */
 } Importer;
 
-enum { MAX_NESTING = 4000 };
+/* A UOp(...) being read (the reader keeps these on an explicit stack, so
+ * nesting is not limited by the C stack): what its keywords gave so far. */
+typedef struct Call {
+    const char *at, *call_at;   /* the node's text ([x<N>:=]...) and its "UOp(" */
+    bool is_def;                /* x<N>:= before it */
+    uint64_t defines;           /* that N */
+    Op op;
+    const DType *dt;
+    const Arg *arg, *tag;
+    const UOp **srcs;
+    size_t nsrc, cap;
+    bool positional_dtype;      /* the dtype may still come without dtype= */
+    bool in_src;                /* inside src=(...) */
+    bool after_item;            /* in src=(...), after a node: ',' or ')' next */
+} Call;
 
 static const UOp *fail_at(Importer *im, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static const UOp *fail_at(Importer *im, const char *at, const char *fmt, ...) {
@@ -298,82 +326,6 @@ static bool parse_dtype(Importer *im, const DType **out) {
     return true;
 }
 
-static const UOp *parse_node(Importer *im);
-
-/* after "UOp(": Ops.X, dtype, keywords, ")" */
-static const UOp *parse_call(Importer *im, const char *call_at) {
-    skip_ws(im);
-    const char *op_at = im->p;
-    char name[64];
-    const char *e = value_end(im->p);
-    char *optext = copy_trimmed(im->p, e);
-    if (!optext) return fail_at(im, op_at, "out of memory");
-    snprintf(name, sizeof name, "%s", optext);
-    free(optext);
-    Op op;
-    if (!op_from_name(name, &op)) return fail_at(im, op_at, "unknown op '%s'", name);
-    im->p = e;
-    const DType *dt = DT_VOID;
-    const Arg *arg = NULL, *tag = NULL;
-    const UOp **srcs = NULL;
-    size_t nsrc = 0, cap = 0;
-    const UOp *result = NULL;
-    bool positional_dtype = true;
-    while (accept(im, ',')) {
-        skip_ws(im);
-        if (*im->p == ')') break; /* trailing comma */
-        size_t kl = ident_len(im->p);
-        const char *kw = im->p;
-        const char *after = im->p + kl;
-        while (isspace((unsigned char)*after)) after++;
-        bool is_kw = kl && *after == '=' && after[1] != '=';
-        if (!is_kw) {
-            if (!positional_dtype) { fail_at(im, kw, "expected a keyword (arg=, tag=, src=, dtype=)"); goto out; }
-            positional_dtype = false;
-            if (!parse_dtype(im, &dt)) goto out;
-            continue;
-        }
-        positional_dtype = false;
-        im->p = after + 1;
-        if (kl == 3 && strncmp(kw, "arg", 3) == 0) {
-            if (!parse_value(im, &arg)) goto out;
-        } else if (kl == 3 && strncmp(kw, "tag", 3) == 0) {
-            if (!parse_value(im, &tag)) goto out;
-        } else if (kl == 5 && strncmp(kw, "dtype", 5) == 0) {
-            if (!parse_dtype(im, &dt)) goto out;
-        } else if (kl == 3 && strncmp(kw, "src", 3) == 0) {
-            if (!accept(im, '(')) { fail_at(im, im->p, "expected '(' after src="); goto out; }
-            for (;;) {
-                if (accept(im, ')')) break;
-                const UOp *s = parse_node(im);
-                if (!s) goto out;
-                if (nsrc == cap) {
-                    cap = cap ? cap * 2 : 8;
-                    const UOp **ns = realloc(srcs, cap * sizeof *ns);
-                    if (!ns) { fail_at(im, im->p, "out of memory"); goto out; }
-                    srcs = ns;
-                }
-                srcs[nsrc++] = s;
-                if (accept(im, ',')) continue;
-                if (accept(im, ')')) break;
-                fail_at(im, im->p, "expected ',' or ')' in src=(...)");
-                goto out;
-            }
-        } else {
-            fail_at(im, kw, "unknown keyword '%.*s'", (int)kl, kw);
-            goto out;
-        }
-    }
-    if (!accept(im, ')')) { fail_at(im, im->p, "expected ')' to close UOp(...)"); goto out; }
-    if (nsrc > 65535) { fail_at(im, call_at, "too many sources"); goto out; }
-    uctx_clear_error(im->c);
-    result = uop_new_tagged(im->c, op, dt, srcs, (int)nsrc, arg, tag);
-    if (!result) fail_at(im, call_at, "%s", uctx_error(im->c));
-out:
-    free(srcs);
-    return result;
-}
-
 /* x<N> as a number, or false */
 static bool var_number(const char *p, size_t n, uint64_t *out) {
     if (n < 2 || p[0] != 'x') return false;
@@ -386,20 +338,98 @@ static bool var_number(const char *p, size_t n, uint64_t *out) {
     return true;
 }
 
-/* [x<N>:=] UOp(...)  or  x<N> */
-static const UOp *parse_node(Importer *im) {
+enum { STEP_ERROR, STEP_NODE, STEP_DONE };
+
+/* Reads the keywords of call f up to its closing ')' (STEP_DONE) or up to a
+ * source node to read (STEP_NODE). */
+static int call_step(Importer *im, Call *f) {
+    for (;;) {
+        if (f->in_src) {
+            if (f->after_item) {
+                f->after_item = false;
+                if (!accept(im, ',')) {
+                    if (accept(im, ')')) { f->in_src = false; continue; }
+                    fail_at(im, im->p, "expected ',' or ')' in src=(...)");
+                    return STEP_ERROR;
+                }
+            }
+            if (accept(im, ')')) { f->in_src = false; continue; }
+            return STEP_NODE;
+        }
+        if (!accept(im, ',')) break;
+        skip_ws(im);
+        if (*im->p == ')') break; /* trailing comma */
+        size_t kl = ident_len(im->p);
+        const char *kw = im->p;
+        const char *after = im->p + kl;
+        while (isspace((unsigned char)*after)) after++;
+        bool is_kw = kl && *after == '=' && after[1] != '=';
+        if (!is_kw) {
+            if (!f->positional_dtype) { fail_at(im, kw, "expected a keyword (arg=, tag=, src=, dtype=)"); return STEP_ERROR; }
+            f->positional_dtype = false;
+            if (!parse_dtype(im, &f->dt)) return STEP_ERROR;
+            continue;
+        }
+        f->positional_dtype = false;
+        im->p = after + 1;
+        if (kl == 3 && strncmp(kw, "arg", 3) == 0) {
+            if (!parse_value(im, &f->arg)) return STEP_ERROR;
+        } else if (kl == 3 && strncmp(kw, "tag", 3) == 0) {
+            if (!parse_value(im, &f->tag)) return STEP_ERROR;
+        } else if (kl == 5 && strncmp(kw, "dtype", 5) == 0) {
+            if (!parse_dtype(im, &f->dt)) return STEP_ERROR;
+        } else if (kl == 3 && strncmp(kw, "src", 3) == 0) {
+            if (!accept(im, '(')) { fail_at(im, im->p, "expected '(' after src="); return STEP_ERROR; }
+            f->in_src = true;
+        } else {
+            fail_at(im, kw, "unknown keyword '%.*s'", (int)kl, kw);
+            return STEP_ERROR;
+        }
+    }
+    if (!accept(im, ')')) { fail_at(im, im->p, "expected ')' to close UOp(...)"); return STEP_ERROR; }
+    return STEP_DONE;
+}
+
+static bool add_src(Importer *im, Call *f, const UOp *s) {
+    if (f->nsrc == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 8;
+        const UOp **ns = realloc(f->srcs, cap * sizeof *ns);
+        if (!ns) { fail_at(im, im->p, "out of memory"); return false; }
+        f->srcs = ns;
+        f->cap = cap;
+    }
+    f->srcs[f->nsrc++] = s;
+    f->after_item = true;
+    return true;
+}
+
+/* the node of a call read to its ')', named if it was x<N>:= */
+static const UOp *call_finish(Importer *im, const Call *f) {
+    if (f->nsrc > 65535) return fail_at(im, f->call_at, "too many sources");
+    uctx_clear_error(im->c);
+    const UOp *result = uop_new_tagged(im->c, f->op, f->dt, f->srcs, (int)f->nsrc, f->arg, f->tag);
+    if (!result) return fail_at(im, f->call_at, "%s", uctx_error(im->c));
+    if (f->is_def) {
+        if (u64map_get(&im->names, f->defines))
+            return fail_at(im, f->at, "x%llu is defined twice", (unsigned long long)f->defines);
+        if (!u64map_put(&im->names, f->defines, result)) return fail_at(im, f->at, "out of memory");
+    }
+    return result;
+}
+
+/* The start of a node: [x<N>:=] UOp(Ops.X  or  x<N>.  1 with call f opened
+ * (after its op), 0 with a named node in *out, -1 on error. */
+static int node_start(Importer *im, Call *f, const UOp **out) {
     skip_ws(im);
     const char *at = im->p;
-    if (++im->depth > MAX_NESTING) return fail_at(im, at, "graph nested too deeply (more than %d levels)", MAX_NESTING);
-    const UOp *result = NULL;
     size_t n = ident_len(im->p);
-    if (!n) { result = fail_at(im, at, "expected UOp(...) or a name like x3"); goto done; }
+    if (!n) { fail_at(im, at, "expected UOp(...) or a name like x3"); return -1; }
     uint64_t defines = 0;
     bool is_def = false;
     const char *after = im->p + n;
     while (isspace((unsigned char)*after)) after++;
     if (after[0] == ':' && after[1] == '=') {
-        if (!var_number(im->p, n, &defines)) { result = fail_at(im, at, "expected a name like x3 before ':='"); goto done; }
+        if (!var_number(im->p, n, &defines)) { fail_at(im, at, "expected a name like x3 before ':='"); return -1; }
         is_def = true;
         im->p = after + 2;
         skip_ws(im);
@@ -410,23 +440,72 @@ static const UOp *parse_node(Importer *im) {
     const char *call_at = im->p;
     if (n && *after == '(') {
         im->p = after + 1;
-        result = parse_call(im, call_at);
-        if (result && is_def) {
-            if (u64map_get(&im->names, defines)) {
-                result = fail_at(im, at, "x%llu is defined twice", (unsigned long long)defines);
-            } else if (!u64map_put(&im->names, defines, result)) result = fail_at(im, at, "out of memory");
+        *f = (Call){.at = at, .call_at = call_at, .is_def = is_def, .defines = defines, .dt = DT_VOID,
+                    .positional_dtype = true};
+        /* the op, positional */
+        skip_ws(im);
+        const char *op_at = im->p;
+        char name[64];
+        const char *e = value_end(im->p);
+        char *optext = copy_trimmed(im->p, e);
+        if (!optext) { fail_at(im, op_at, "out of memory"); return -1; }
+        snprintf(name, sizeof name, "%s", optext);
+        free(optext);
+        if (!op_from_name(name, &f->op)) { fail_at(im, op_at, "unknown op '%s'", name); return -1; }
+        im->p = e;
+        return 1;
+    }
+    if (is_def) { fail_at(im, call_at, "expected UOp(...) after ':='"); return -1; }
+    uint64_t ref;
+    if (!var_number(im->p, n, &ref)) {
+        fail_at(im, at, "expected UOp(...) or a name like x3, found '%.*s'", (int)n, im->p);
+        return -1;
+    }
+    if (!(*out = u64map_get(&im->names, ref))) {
+        fail_at(im, at, "x%llu is used before it is defined", (unsigned long long)ref);
+        return -1;
+    }
+    im->p += n;
+    return 0;
+}
+
+/* One node and everything nested in it, with the calls being read on an
+ * explicit stack. */
+static const UOp *parse_node(Importer *im) {
+    Call *stack = NULL;
+    size_t sp = 0, cap = 0;
+    const UOp *done = NULL; /* the node just read, for the call below it */
+    for (;;) {
+        if (done) {
+            if (sp == 0) break;
+            if (!add_src(im, &stack[sp - 1], done)) { done = NULL; break; }
+            done = NULL;
         }
-    } else if (!is_def) {
-        uint64_t ref;
-        if (!var_number(im->p, n, &ref)) {
-            result = fail_at(im, at, "expected UOp(...) or a name like x3, found '%.*s'", (int)n, im->p);
-        } else if (!(result = u64map_get(&im->names, ref))) {
-            result = fail_at(im, at, "x%llu is used before it is defined", (unsigned long long)ref);
-        } else im->p += n;
-    } else result = fail_at(im, call_at, "expected UOp(...) after ':='");
-done:
-    im->depth--;
-    return result;
+        if (sp > 0) {
+            int step = call_step(im, &stack[sp - 1]);
+            if (step == STEP_ERROR) break;
+            if (step == STEP_DONE) {
+                done = call_finish(im, &stack[sp - 1]);
+                free(stack[--sp].srcs);
+                if (!done) break;
+                continue;
+            }
+        }
+        /* a new node: at the start, or a source of the call on top */
+        if (sp == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            Call *ns = realloc(stack, ncap * sizeof *ns);
+            if (!ns) { fail_at(im, im->p, "out of memory"); break; }
+            stack = ns;
+            cap = ncap;
+        }
+        int k = node_start(im, &stack[sp], &done);
+        if (k < 0) break;
+        if (k > 0) sp++;
+    }
+    for (size_t i = 0; i < sp; i++) free(stack[i].srcs);
+    free(stack);
+    return im->failed ? NULL : done;
 }
 
 const UOp *uop_from_tinygrad(UCtx *c, const char *text, char *err, size_t errlen) {

@@ -16,12 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include "../util/stack_guard.h"
 #include "../util/u64map.h"
-
-/* evaluation recurses along the kernel's graph; it stops with an error
- * after this much stack rather than overflowing it */
-#define STACK_BUDGET (4u << 20)
 
 typedef struct IVal {
     double f;        /* float dtypes */
@@ -54,8 +50,11 @@ typedef struct Interp {
     char *err;
     size_t errlen;
     bool failed;
-    uintptr_t stack_base;
-    size_t stack_budget;
+    /* evaluation recurses along the kernel's graph; past the stack budget it
+     * stops with an error rather than overflowing the stack */
+    StackGuard guard;
+    int depth;             /* evaluations in progress */
+    const UOp *root;
 } Interp;
 
 static bool fail(Interp *in, const UOp *u, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -271,10 +270,12 @@ static bool eval(Interp *in, int k, IVal *out) {
             for (uint64_t b = nd->deps[w]; b && fresh; b &= b - 1) fresh = in->rmoved[w * 64 + __builtin_ctzll(b)] <= nd->stamp;
         if (fresh) { *out = nd->val; return true; }
     }
-    uintptr_t here = (uintptr_t)&nd;
-    if (in->stack_base > here && in->stack_base - here > in->stack_budget)
-        return fail(in, nd->u, "the kernel is too deep to interpret");
+    if (stack_guard_exceeded(&in->guard))
+        return fail(in, nd->u, "graph too deep for the interpreter: %zu nested nodes (limit ~%d)", uop_graph_depth(in->root),
+                    in->depth);
+    in->depth++;
     bool ok = compute(in, k, out);
+    in->depth--;
     if (!ok) return false;
     nd->val = *out;
     nd->stamp = in->tick;
@@ -307,7 +308,19 @@ static bool loop(Interp *in, int k, int level) {
     return ok;
 }
 
+static bool exec_statement(Interp *in, int k);
+
 static bool exec(Interp *in, int k) {
+    if (stack_guard_exceeded(&in->guard))
+        return fail(in, in->nodes[k].u, "graph too deep for the interpreter: %zu nested nodes (limit ~%d)",
+                    uop_graph_depth(in->root), in->depth);
+    in->depth++;
+    bool ok = exec_statement(in, k);
+    in->depth--;
+    return ok;
+}
+
+static bool exec_statement(Interp *in, int k) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
     switch (uop_op(u)) {
@@ -344,11 +357,8 @@ bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_size
     Interp in = {.bufs = bufs, .sizes = buf_sizes, .nbufs = nbufs, .err = err && errlen ? err : dummy,
                  .errlen = err && errlen ? errlen : sizeof dummy};
     in.err[0] = 0;
-    struct rlimit rl;
-    in.stack_base = (uintptr_t)&in;
-    in.stack_budget = STACK_BUDGET;
-    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < in.stack_budget)
-        in.stack_budget = (size_t)rl.rlim_cur / 2;
+    stack_guard_init(&in.guard);
+    in.root = kernel_sink;
     if (!kernel_sink) {
         snprintf(in.err, in.errlen, "interp: no kernel");
         return false;

@@ -6,13 +6,26 @@
  * mirrors); elementwise ops evaluate their sources at the same index.
  * Nodes are materialised into dense arrays where that is needed or saves
  * work: buffers, constants, reductions, CONTIGUOUS, and nodes with several
- * users (so shared subgraphs are not recomputed per element). */
+ * users (so shared subgraphs are not recomputed per element).
+ *
+ * Evaluating an element recurses through the nodes that are not
+ * materialised, so a chain of them is also cut every REF_LAZY_DEPTH nodes by
+ * materialising the node there: a graph of any depth evaluates with a
+ * bounded stack.  Only a node too large to materialise (more than
+ * REF_MATERIALISE_MAX elements) can leave a long chain; the stack guard
+ * then stops the evaluation with an error naming the depth. */
 #include "tensor_reference.h"
 #include "scalar_eval.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/stack_guard.h"
+
+/* the longest chain of nodes evaluated per element before one is materialised */
+enum { REF_LAZY_DEPTH = 256 };
+/* the most elements a node is materialised with to share or cut work */
+#define REF_MATERIALISE_MAX ((int64_t)1 << 24)
 
 typedef ScalarVal RVal;
 
@@ -26,6 +39,7 @@ typedef struct RNode {
 } RNode;
 
 typedef struct Ref {
+    const UOp *root;
     RNode *nodes;
     size_t n;
     RefBufferFn buffers;
@@ -33,6 +47,7 @@ typedef struct Ref {
     char *err;
     size_t errlen;
     bool failed;
+    StackGuard guard;
 } Ref;
 
 static void fail(Ref *r, const UOp *u, const char *what) {
@@ -118,7 +133,13 @@ static RVal eval_at(Ref *r, int k, const int64_t *idx, int depth) {
     const UOp *u = nd->u;
     RVal z = {0, 0};
     if (nd->data) return nd->data[ravel(&nd->shape, idx)];
-    if (depth > 20000) { fail(r, u, "graph too deep"); return z; }
+    if (stack_guard_exceeded(&r->guard)) {
+        if (!r->failed)
+            snprintf(r->err, r->errlen, "graph too deep for the reference: %zu nested nodes (limit ~%d)",
+                     uop_graph_depth(r->root), depth);
+        r->failed = true;
+        return z;
+    }
     Op op = uop_op(u);
     int64_t sidx[SHAPE_MAX_DIMS];
     const RNode *s0 = nd->src ? &r->nodes[nd->src[0]] : NULL;
@@ -205,16 +226,19 @@ static bool materialise(Ref *r, int k) {
 
 bool ref_eval(const UOp *root, RefBufferFn buffers, void *ud, RefTensor *out, char *err, size_t errlen) {
     char dummy[8];
-    Ref r = {.buffers = buffers, .ud = ud, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy};
+    Ref r = {.root = root, .buffers = buffers, .ud = ud, .err = err && errlen ? err : dummy,
+             .errlen = err && errlen ? errlen : sizeof dummy};
     r.err[0] = 0;
+    stack_guard_init(&r.guard);
     memset(out, 0, sizeof *out);
     size_t n;
     const UOp **topo = uop_toposort(root, &n);
     Shape *shapes = topo ? malloc(n * sizeof *shapes) : NULL;
     r.nodes = topo ? calloc(n, sizeof *r.nodes) : NULL;
     int *users = topo ? calloc(n, sizeof *users) : NULL;
+    int *lazy = topo ? calloc(n, sizeof *lazy) : NULL; /* nodes evaluated per element from here down */
     r.n = n;
-    bool ok = shapes && r.nodes && users;
+    bool ok = shapes && r.nodes && users && lazy;
     if (!ok) snprintf(r.err, r.errlen, "reference: out of memory");
     if (ok) ok = uop_shapes(topo, n, shapes, r.err, r.errlen);
     if (ok && shapes[n - 1].ndim < 0) { snprintf(r.err, r.errlen, "reference: the root has no shape (not a tensor)"); ok = false; }
@@ -242,8 +266,14 @@ bool ref_eval(const UOp *root, RefBufferFn buffers, void *ud, RefTensor *out, ch
         RNode *nd = &r.nodes[i];
         Op op = uop_op(nd->u);
         if (nd->shape.ndim < 0) continue; /* shape sources of movement ops are not evaluated */
+        for (int s = 0; s < nd->u->nsrc; s++) {
+            const RNode *sn = &r.nodes[nd->src[s]];
+            if (sn->shape.ndim >= 0 && !sn->materialise && lazy[nd->src[s]] > lazy[i]) lazy[i] = lazy[nd->src[s]];
+        }
+        lazy[i]++;
+        bool small = shape_numel(&nd->shape) <= REF_MATERIALISE_MAX;
         nd->materialise = op == OP_BUFFER || op == OP_CONST || op == OP_REDUCE_AXIS || op == OP_CONTIGUOUS ||
-                          i == n - 1 || (users[i] > 1 && shape_numel(&nd->shape) <= (1 << 24));
+                          i == n - 1 || (users[i] > 1 && small) || (lazy[i] >= REF_LAZY_DEPTH && small);
         if (op == OP_DEFINE_VAR || op == OP_BIND) { fail(&r, nd->u, "symbolic shapes are not supported"); ok = false; }
         if (ok && nd->materialise) ok = materialise(&r, (int)i);
     }
@@ -265,6 +295,7 @@ bool ref_eval(const UOp *root, RefBufferFn buffers, void *ud, RefTensor *out, ch
         free(r.nodes[i].data);
     }
     free(pos);
+    free(lazy);
     free(users);
     free(r.nodes);
     free(shapes);

@@ -449,3 +449,21 @@ size_t uop_graph_size(const UOp *root) {
     free(t);
     return n;
 }
+
+size_t uop_graph_depth(const UOp *root) {
+    size_t n, best = 0;
+    if (!root) return 0;
+    const UOp **t = uop_toposort(root, &n);
+    /* nodes on the longest path down from each node, by id (sources have smaller ids) */
+    uint32_t *depth = t ? malloc(((size_t)root->id + 1) * sizeof *depth) : NULL;
+    for (size_t i = 0; depth && i < n; i++) {
+        uint32_t d = 0;
+        for (int s = 0; s < t[i]->nsrc; s++)
+            if (depth[t[i]->src[s]->id] > d) d = depth[t[i]->src[s]->id];
+        depth[t[i]->id] = d + 1;
+    }
+    if (depth && n) best = depth[root->id];
+    free(depth);
+    free(t);
+    return best;
+}

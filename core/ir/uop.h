@@ -86,5 +86,8 @@ const UOp **uop_toposort(const UOp *root, size_t *n);
 const UOp **uop_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n);
 /* Number of distinct nodes reachable from root. */
 size_t uop_graph_size(const UOp *root);
+/* Nodes on the longest path from root down to a leaf (1 for a leaf), the
+ * depth a recursive walk would reach; 0 when out of memory. */
+size_t uop_graph_depth(const UOp *root);
 
 #endif

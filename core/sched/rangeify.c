@@ -24,14 +24,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include "reduce_unparented.h"
 #include "schedule_internal.h"
 #include "../sym/symbolic.h"
+#include "../util/stack_guard.h"
 
-/* recursion follows the tensor graph; it stops with an error after this
- * much stack rather than overflowing it */
-#define STACK_BUDGET (4u << 20)
+/* An elementwise node (an ALU op, CAST, CONTIGUOUS) reads its sources at
+ * its own indices, so a chain of them is built with an explicit stack
+ * (elementwise_at); only the nodes that change the indices (movement ops,
+ * PAD, REDUCE_AXIS) recurse, under a stack guard that stops with an error
+ * naming the depth rather than overflowing the stack. */
+
+/* one elementwise node being built: its sources' values so far */
+typedef struct EwFrame {
+    const UOp *x;
+    const UOp *const *idx;   /* the indices it is read at; NULL for a scalar */
+    uint64_t mk;             /* its memo key */
+    int next;                /* the next source to build */
+    const UOp *v[3];
+} EwFrame;
 
 typedef struct Rangeify {
     SchedState *st;
@@ -39,8 +50,10 @@ typedef struct Rangeify {
     const UOp *root;      /* the materialised node being built */
     U64Map memo;          /* (node id, key id) -> value; per root */
     const UOp *zero, *yes;
-    uintptr_t stack_base;
-    size_t stack_budget;
+    StackGuard guard;
+    int depth;            /* value_at calls in progress, for the error */
+    EwFrame *ew;          /* the elementwise stack, shared by nested builds */
+    size_t ew_len, ew_cap;
 } Rangeify;
 
 static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid);
@@ -268,6 +281,17 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
     return d;
 }
 
+/* a node built from its sources at its own indices (elementwise_at builds
+ * these); false for a materialised node other than the root, which is read */
+static bool is_elementwise(Rangeify *R, const UOp *x) {
+    Op op = uop_op(x);
+    bool ew = op == OP_CONTIGUOUS || op == OP_DETACH || op == OP_CONTIGUOUS_BACKWARD ||
+              ((op_is_alu(op) || op == OP_CAST) && op != OP_BITCAST && x->nsrc <= 3);
+    if (!ew) return false;
+    const int ps = sched_pos(R->st, x);
+    return !(ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root);
+}
+
 static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
     UCtx *c = R->c;
     Op op = uop_op(x);
@@ -291,78 +315,142 @@ static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx, c
         return r;
     }
     if (op == OP_REDUCE_AXIS) return reduce_at(R, x, idx, valid);
-    if (op == OP_CONTIGUOUS || op == OP_DETACH || op == OP_CONTIGUOUS_BACKWARD) return value_at(R, x->src[0], idx, valid);
-    if ((op_is_alu(op) || op == OP_CAST) && op != OP_BITCAST && x->nsrc <= 3) {
-        const UOp *v[3];
-        for (int i = 0; i < x->nsrc; i++) {
-            const Shape *s = sched_shape(R->st, x->src[i]);
-            if (!s || s->ndim < 0) return sched_fail(R->st, x, "source %d is not a tensor", i), NULL;
-            v[i] = value_at(R, x->src[i], s->ndim == 0 ? NULL : idx, valid);
-            if (!v[i]) return NULL;
-        }
-        const UOp *r = uop_intern(c, op, x->dtype, v, x->nsrc, x->arg, NULL);
-        return built(R, x, r) ? r : NULL;
-    }
     return sched_fail(R->st, x, "the scheduler does not know this op"), NULL;
 }
 
-static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+/* The value of x at idx under valid when it needs no building (a CONST, or
+ * in the memo): 1 with *out set.  Otherwise 0 with its memo key in *mk, or
+ * -1 on error. */
+static int value_known(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, const UOp **out,
+                       uint64_t *mk) {
     if (uop_op(x) == OP_CONST && x != R->root) {
         /* the same everywhere, with or without a DEVICE (a shape) */
-        const UOp *r = uop_const_arg(R->c, x->dtype, x->arg);
-        return built(R, x, r) ? r : NULL;
+        *out = uop_const_arg(R->c, x->dtype, x->arg);
+        return built(R, x, *out) ? 1 : -1;
     }
     const Shape *s = sched_shape(R->st, x);
-    if (!s) return sched_fail(R->st, x, "not part of the scheduled graph"), NULL;
-    if (s->ndim < 0) return sched_fail(R->st, x, "not a tensor (no shape)"), NULL;
+    if (!s) return sched_fail(R->st, x, "not part of the scheduled graph"), -1;
+    if (s->ndim < 0) return sched_fail(R->st, x, "not a tensor (no shape)"), -1;
     /* the memo key: the indices and the valid as one interned node */
     const UOp *k[SHAPE_MAX_DIMS + 1];
     for (int d = 0; d < s->ndim; d++) k[d] = idx[d];
     k[s->ndim] = valid ? valid : R->yes;
     const UOp *key = uop_intern(R->c, OP_SINK, DT_VOID, k, s->ndim + 1, NULL, NULL);
-    if (!built(R, x, key)) return NULL;
-    uint64_t mk = (uint64_t)x->id << 32 | key->id;
-    const UOp *hit = u64map_get(&R->memo, mk);
-    if (hit) return hit;
-    uintptr_t here = (uintptr_t)&key;
-    if (R->stack_base > here && R->stack_base - here > R->stack_budget)
-        return sched_fail(R->st, x, "the tensor graph is too deep to schedule (one path is too long)"), NULL;
-    const UOp *r = compute_at(R, x, idx, valid);
-    if (r && !u64map_put(&R->memo, mk, r)) return sched_fail(R->st, x, "out of memory"), NULL;
-    return r;
+    if (!built(R, x, key)) return -1;
+    *mk = (uint64_t)x->id << 32 | key->id;
+    *out = u64map_get(&R->memo, *mk);
+    return *out ? 1 : 0;
 }
 
-/* half the stack limit, at most STACK_BUDGET */
-static size_t stack_budget(void) {
-    struct rlimit rl;
-    size_t b = STACK_BUDGET;
-    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < b) b = (size_t)rl.rlim_cur / 2;
-    return b;
+static bool remember(Rangeify *R, const UOp *x, uint64_t mk, const UOp *r) {
+    return u64map_put(&R->memo, mk, r) || sched_fail(R->st, x, "out of memory");
+}
+
+static bool ew_push(Rangeify *R, const UOp *x, const UOp *const *idx, uint64_t mk) {
+    if (R->ew_len == R->ew_cap) {
+        size_t cap = R->ew_cap ? R->ew_cap * 2 : 64;
+        EwFrame *f = realloc(R->ew, cap * sizeof *f);
+        if (!f) return sched_fail(R->st, x, "out of memory");
+        R->ew = f;
+        R->ew_cap = cap;
+    }
+    R->ew[R->ew_len++] = (EwFrame){.x = x, .idx = idx, .mk = mk};
+    return true;
+}
+
+static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk);
+
+/* x and the elementwise nodes below it, sources first, with an explicit
+ * stack; the other sources through value_build.  mk is x's memo key. */
+static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk) {
+    const size_t base = R->ew_len;
+    if (!ew_push(R, x, idx, mk)) return NULL;
+    const UOp *r = NULL;
+    while (R->ew_len > base) {
+        EwFrame *f = &R->ew[R->ew_len - 1];
+        const UOp *u = f->x;
+        Op op = uop_op(u);
+        bool pass = op == OP_CONTIGUOUS || op == OP_DETACH || op == OP_CONTIGUOUS_BACKWARD;
+        int n = pass ? 1 : u->nsrc;
+        if (f->next < n) {
+            /* the next source: known, another elementwise node, or built by value_at */
+            const UOp *s = u->src[f->next], *const *sidx = f->idx;
+            if (!pass) {
+                const Shape *sh = sched_shape(R->st, s);
+                if (!sh || sh->ndim < 0) { sched_fail(R->st, u, "source %d is not a tensor", f->next); break; }
+                if (sh->ndim == 0) sidx = NULL;
+            }
+            uint64_t smk;
+            const UOp *v;
+            int k = value_known(R, s, sidx, valid, &v, &smk);
+            if (k < 0) break;
+            if (k == 0 && is_elementwise(R, s)) {
+                if (!ew_push(R, s, sidx, smk)) break;
+                continue;
+            }
+            if (k == 0 && !(v = value_build(R, s, sidx, valid, smk))) break;
+            R->ew[R->ew_len - 1].v[R->ew[R->ew_len - 1].next++] = v;
+            continue;
+        }
+        r = pass ? f->v[0] : uop_intern(R->c, op, u->dtype, f->v, u->nsrc, u->arg, NULL);
+        if (!built(R, u, r) || !remember(R, u, f->mk, r)) { r = NULL; break; }
+        R->ew_len--;
+        if (R->ew_len > base) {
+            EwFrame *p = &R->ew[R->ew_len - 1];
+            p->v[p->next++] = r;
+        }
+    }
+    bool ok = R->ew_len == base; /* every failure leaves frames on the stack */
+    R->ew_len = base;
+    return ok ? r : NULL;
+}
+
+/* x at idx under valid, which is not in the memo (mk is its key) */
+static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk) {
+    if (is_elementwise(R, x)) return elementwise_at(R, x, idx, valid, mk);
+    if (stack_guard_exceeded(&R->guard))
+        return sched_fail(R->st, x, "graph too deep for the scheduler: %zu nested nodes (limit ~%d)",
+                          uop_graph_depth(R->st->sink), R->depth), NULL;
+    R->depth++;
+    const UOp *r = compute_at(R, x, idx, valid);
+    R->depth--;
+    return r && remember(R, x, mk, r) ? r : NULL;
+}
+
+static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+    const UOp *r;
+    uint64_t mk;
+    int k = value_known(R, x, idx, valid, &r, &mk);
+    if (k) return k > 0 ? r : NULL;
+    return value_build(R, x, idx, valid, mk);
 }
 
 bool sched_rangeify(SchedState *st) {
-    Rangeify R = {.st = st, .c = st->c, .stack_budget = stack_budget()};
-    R.stack_base = (uintptr_t)&R;
+    Rangeify R = {.st = st, .c = st->c};
+    stack_guard_init(&R.guard);
     R.zero = iconst(&R, 0);
     R.yes = uop_const_bool(st->c, true);
     st->bufferize = calloc(st->nmat ? (size_t)st->nmat : 1, sizeof *st->bufferize);
     if (!st->bufferize || !R.zero || !R.yes) return sched_fail(st, st->sink, "out of memory");
-    for (int i = 0; i < st->nmat; i++) {
+    bool ok = true;
+    for (int i = 0; ok && i < st->nmat; i++) {
         const UOp *m = st->mat[i];
         const Shape *s = sched_shape(st, m);
         const UOp *src[1 + SHAPE_MAX_DIMS];
-        for (int d = 0; d < s->ndim; d++) {
+        for (int d = 0; ok && d < s->ndim; d++) {
             src[1 + d] = new_range(&R, s->d[d], AXIS_LOOP);
-            if (!built(&R, m, src[1 + d])) return false;
+            ok = built(&R, m, src[1 + d]);
         }
+        if (!ok) break;
         R.root = m;
         u64map_free(&R.memo);
         src[0] = value_at(&R, m, src + 1, NULL);
-        if (!src[0]) { u64map_free(&R.memo); return false; }
+        if (!(ok = src[0] != NULL)) break;
         st->bufferize[i] = uop_new(st->c, OP_BUFFERIZE, m->dtype, src, 1 + s->ndim, arg_int(st->c, m->id));
-        if (!built(&R, m, st->bufferize[i])) { u64map_free(&R.memo); return false; }
+        if (!(ok = built(&R, m, st->bufferize[i]))) break;
         SCHED_NOTE(st, "rangeify_bufferize", m, st->bufferize[i]);
     }
     u64map_free(&R.memo);
-    return true;
+    free(R.ew);
+    return ok;
 }

@@ -59,17 +59,20 @@ const UOp *sym_sum(UCtx *c, const UOp *const *t, int n, const UOp *like) {
     return acc;
 }
 
-static int split_into(const UOp *u, Op op, const UOp **out, int n, int max) {
-    if (n < 0) return n;
+/* Each op node on the way down has a leaf beside the path, so a node depth
+ * levels down means at least depth + 1 leaves: past depth max the split has
+ * already failed, which keeps the recursion that shallow on any graph. */
+static int split_into(const UOp *u, Op op, const UOp **out, int n, int max, int depth) {
+    if (n < 0 || depth >= max) return -1;
     if (uop_op(u) == op && u->nsrc == 2) {
-        n = split_into(u->src[0], op, out, n, max);
-        return split_into(u->src[1], op, out, n, max);
+        n = split_into(u->src[0], op, out, n, max, depth + 1);
+        return split_into(u->src[1], op, out, n, max, depth + 1);
     }
     if (n >= max) return -1;
     out[n] = u;
     return n + 1;
 }
-int sym_split(const UOp *u, Op op, const UOp **out, int max) { return split_into(u, op, out, 0, max); }
+int sym_split(const UOp *u, Op op, const UOp **out, int max) { return max > 0 ? split_into(u, op, out, 0, max, 0) : -1; }
 
 int64_t sym_gcd_int(int64_t a, int64_t b) {
     uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
@@ -77,34 +80,38 @@ int64_t sym_gcd_int(int64_t a, int64_t b) {
     return x > INT64_MAX ? 0 : (int64_t)x;
 }
 
-int64_t sym_const_factor(const UOp *u) {
+static int64_t const_factor(const UOp *u, int depth) {
     int64_t v;
     if (sym_const_int(u, &v)) return v;
-    if (uop_op(u) == OP_ADD) return sym_gcd_int(sym_const_factor(u->src[0]), sym_const_factor(u->src[1]));
+    if (depth >= SYM_MAX_DEPTH) return 1;
+    if (uop_op(u) == OP_ADD) return sym_gcd_int(const_factor(u->src[0], depth + 1), const_factor(u->src[1], depth + 1));
     if (uop_op(u) == OP_MUL) {
         if (sym_const_int(u->src[0], &v)) return v;
         if (sym_const_int(u->src[1], &v)) return v;
     }
     return 1;
 }
+int64_t sym_const_factor(const UOp *u) { return const_factor(u, 0); }
 
-const UOp *sym_divides(UCtx *c, const UOp *u, int64_t v) {
+static const UOp *divides(UCtx *c, const UOp *u, int64_t v, int depth) {
     if (!u || v == 0) return NULL;
     if (v == 1) return u;
     int64_t k;
     if (sym_const_int(u, &k)) return (k % v == 0 && !(k == INT64_MIN && v == -1)) ? sym_const_like(c, u, k / v) : NULL;
+    if (depth >= SYM_MAX_DEPTH) return NULL;
     if (uop_op(u) == OP_ADD) {
-        const UOp *d0 = sym_divides(c, u->src[0], v), *d1 = d0 ? sym_divides(c, u->src[1], v) : NULL;
+        const UOp *d0 = divides(c, u->src[0], v, depth + 1), *d1 = d0 ? divides(c, u->src[1], v, depth + 1) : NULL;
         return d1 ? sym_add(c, d0, d1) : NULL;
     }
     if (uop_op(u) == OP_MUL) {
-        const UOp *d0 = sym_divides(c, u->src[0], v);
+        const UOp *d0 = divides(c, u->src[0], v, depth + 1);
         if (d0) return sym_mul(c, d0, u->src[1]);
-        const UOp *d1 = sym_divides(c, u->src[1], v);
+        const UOp *d1 = divides(c, u->src[1], v, depth + 1);
         if (d1) return sym_mul(c, u->src[0], d1);
     }
     return NULL;
 }
+const UOp *sym_divides(UCtx *c, const UOp *u, int64_t v) { return divides(c, u, v, 0); }
 
 const UOp *sym_pop_const(const UOp *u, int64_t *k) {
     if (uop_op(u) == OP_ADD && sym_const_int(u->src[1], k)) return u->src[0];
@@ -127,36 +134,44 @@ static const UOp *product(UCtx *c, const UOp *const *t, int n, int64_t k, const 
     return sym_mulc(c, acc, k);
 }
 
-const UOp *sym_divide_exact(UCtx *c, const UOp *u, const UOp *v) {
+static const UOp *divide_product(UCtx *c, const UOp *u, const UOp *v);
+
+static const UOp *divide_exact(UCtx *c, const UOp *u, const UOp *v, int depth) {
     if (!u || !v) return NULL;
     if (u == v) return sym_const_like(c, u, 1);
     int64_t k;
     if (sym_const_int(v, &k)) return sym_divides(c, u, k);
+    if (depth >= SYM_MAX_DEPTH) return NULL;
     if (uop_op(u) == OP_ADD) {
-        const UOp *s0 = sym_divide_exact(c, u->src[0], v), *s1 = s0 ? sym_divide_exact(c, u->src[1], v) : NULL;
+        const UOp *s0 = divide_exact(c, u->src[0], v, depth + 1), *s1 = s0 ? divide_exact(c, u->src[1], v, depth + 1) : NULL;
         return s1 ? sym_add(c, s0, s1) : NULL;
     }
-    if (uop_op(u) == OP_MUL) {
-        int64_t k1, k2;
-        const UOp *fac = pop_mul_const(u, &k1), *dfac = pop_mul_const(v, &k2);
-        if (k2 == 0 || k1 % k2 != 0) return NULL;
-        const UOp *a[SYM_MAX_TERMS], *b[SYM_MAX_TERMS];
-        int na = sym_split(fac, OP_MUL, a, SYM_MAX_TERMS), nb = sym_split(dfac, OP_MUL, b, SYM_MAX_TERMS);
-        if (na < 0 || nb < 0) return NULL;
-        bool used[SYM_MAX_TERMS] = {0};
-        for (int j = 0; j < nb; j++) {
-            int i = 0;
-            while (i < na && (used[i] || a[i] != b[j])) i++;
-            if (i == na) return NULL;
-            used[i] = true;
-        }
-        const UOp *rest[SYM_MAX_TERMS];
-        int nr = 0;
-        for (int i = 0; i < na; i++)
-            if (!used[i]) rest[nr++] = a[i];
-        return product(c, rest, nr, k1 / k2, u);
-    }
+    if (uop_op(u) == OP_MUL) return divide_product(c, u, v);
     return NULL;
+}
+const UOp *sym_divide_exact(UCtx *c, const UOp *u, const UOp *v) { return divide_exact(c, u, v, 0); }
+
+/* u / v for a product u, by its factors (kept out of divide_exact so the
+ * recursion's frames stay small) */
+__attribute__((noinline)) static const UOp *divide_product(UCtx *c, const UOp *u, const UOp *v) {
+    int64_t k1, k2;
+    const UOp *fac = pop_mul_const(u, &k1), *dfac = pop_mul_const(v, &k2);
+    if (k2 == 0 || k1 % k2 != 0) return NULL;
+    const UOp *a[SYM_MAX_TERMS], *b[SYM_MAX_TERMS];
+    int na = sym_split(fac, OP_MUL, a, SYM_MAX_TERMS), nb = sym_split(dfac, OP_MUL, b, SYM_MAX_TERMS);
+    if (na < 0 || nb < 0) return NULL;
+    bool used[SYM_MAX_TERMS] = {0};
+    for (int j = 0; j < nb; j++) {
+        int i = 0;
+        while (i < na && (used[i] || a[i] != b[j])) i++;
+        if (i == na) return NULL;
+        used[i] = true;
+    }
+    const UOp *rest[SYM_MAX_TERMS];
+    int nr = 0;
+    for (int i = 0; i < na; i++)
+        if (!used[i]) rest[nr++] = a[i];
+    return product(c, rest, nr, k1 / k2, u);
 }
 
 const UOp *sym_gcd(UCtx *c, const UOp *const *t, int n) {

@@ -11,6 +11,10 @@
 
 /* Most terms a split keeps; longer sums make the rules that split give up. */
 #define SYM_MAX_TERMS 64
+/* Deepest chain of ADD/MUL nodes const_factor, divides and divide_exact look
+ * into (they recurse): below it an expression counts as having no structure
+ * (factor 1, not divisible), which is always sound. */
+#define SYM_MAX_DEPTH 256
 
 /* ---- constants ---- */
 /* value of a scalar int/bool CONST */

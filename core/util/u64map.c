@@ -2,8 +2,11 @@
 #include "u64map.h"
 #include <stdlib.h>
 
+/* Fibonacci hashing: the top bits of the product depend on every bit of the
+ * key (the low bits would ignore the high half, which packed keys such as
+ * id << 32 | other vary) */
 static size_t slot_of(const U64Map *m, uint64_t key) {
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (m->cap - 1);
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(m->cap)));
     while (m->vals[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
     return i;
 }

@@ -114,7 +114,7 @@ int main(void) {
     row("listing parser", mb / (t1 - t0), "MB/s", parsed == big ? "round trip: same root" : "ROUND TRIP FAILED");
     sb_clear(&sb);
     t0 = now();
-    uop_to_tinygrad(&sb, big);
+    uop_to_tinygrad(&sb, big, err, sizeof err);
     t1 = now();
     mb = (double)sb.len / 1e6;
     snprintf(note, sizeof note, "%.1f MB of tinygrad repr", mb);

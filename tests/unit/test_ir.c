@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/ir/uop.h"
+#include "core/util/stack_guard.h"
 
 static void test_op_table(void **state) {
     (void)state;
@@ -254,7 +255,35 @@ static void test_toposort(void **state) {
     const UOp *acc = x;
     for (int i = 0; i < 200000; i++) acc = uop_binary(c, OP_ADD, acc, y);
     assert_int_equal(uop_graph_size(acc), 200002);
+    /* its depth: the longest path down, counted in nodes */
+    assert_int_equal(uop_graph_depth(acc), 200001);
+    assert_int_equal(uop_graph_depth(x), 1);
+    assert_int_equal(uop_graph_depth(uop_binary(c, OP_ADD, x, uop_binary(c, OP_MUL, y, x))), 3);
     uctx_free(c);
+}
+
+/* recurses until the guard says stop; the depth it reached (the frame is
+ * used after the call, so the recursion cannot become a loop) */
+__attribute__((noinline)) static int recurse_until_guard(const StackGuard *g, int depth) {
+    volatile char frame[256];
+    frame[0] = 1;
+    if (stack_guard_exceeded(g)) return depth;
+    int reached = recurse_until_guard(g, depth + 1);
+    return frame[0] == 1 ? reached : -1;
+}
+
+/* the stack guard stops a recursion within its budget (half the stack limit,
+ * at most 4 MiB), however large the frames are */
+static void test_stack_guard(void **state) {
+    (void)state;
+    StackGuard g;
+    stack_guard_init(&g);
+    assert_true(g.budget > 0 && g.budget <= STACK_GUARD_BUDGET);
+    assert_false(stack_guard_exceeded(&g));
+    int depth = recurse_until_guard(&g, 0);
+    /* frames of at least 256 bytes: no more than budget / 256 of them */
+    assert_true(depth > 100);
+    assert_true((size_t)depth <= g.budget / 256 + 1);
 }
 
 static bool stop_at_mul(const UOp *u, void *ud) {
@@ -287,6 +316,7 @@ int main(void) {
         cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
         cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
         cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort), cmocka_unit_test(test_toposort_gated),
+        cmocka_unit_test(test_stack_guard),
     };
     return cmocka_run_group_tests_name("ir", tests, NULL, NULL);
 }

@@ -117,12 +117,34 @@ static void test_errors(void **s) {
     assert_non_null(strstr(err, "no shape"));
 }
 
+/* A deep graph: a chain of nodes evaluated per element is cut by
+ * materialising, so any depth evaluates; a chain of tensors too large to
+ * materialise stops at the stack budget with an error naming the depth. */
+static void test_deep_graphs(void **s) {
+    (void)s;
+    bufA = buffer(0, 9, DT_FLOAT32);
+    const UOp *a = mop(OP_RESHAPE, bufA, (int64_t[]){3, 3}, 2), *x = a;
+    /* x -> x^T + A, 50000 times (100000 nested nodes): A + 25000 (A + A^T) */
+    for (int i = 0; i < 50000; i++) x = uop_binary(c, OP_ADD, with_arg_ints(OP_PERMUTE, x, (int64_t[]){1, 0}, 2), a);
+    double want[9];
+    for (int i = 0; i < 9; i++) want[i] = A[i] + 25000.0 * (A[i] + A[(i % 3) * 3 + i / 3]);
+    expect(x, want, 9);
+    const UOp *k = uop_new(c, OP_CONST, DT_FLOAT32, &dev, 1, arg_float(c, 1));
+    const UOp *big = mop(OP_EXPAND, mop(OP_RESHAPE, k, (int64_t[]){1, 1}, 2), (int64_t[]){4096, 4097}, 2), *y = big;
+    for (int i = 0; i < 100000; i++) y = uop_binary(c, OP_ADD, y, big);
+    RefTensor t;
+    char err[256];
+    assert_false(ref_eval(reduce(OP_ADD, y, (int64_t[]){0, 1}, 2), buffers, NULL, &t, err, sizeof err));
+    if (!strstr(err, "graph too deep for the reference: 100005 nested nodes (limit ~")) fail_msg("%s", err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_movement_and_reduce, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_3x3_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep_graphs, setup, teardown),
     };
     return cmocka_run_group_tests_name("reference", tests, NULL, NULL);
 }

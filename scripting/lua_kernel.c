@@ -914,18 +914,21 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
     lua_setfield(L, -2, "after_node");
 }
 
-/* k:bisect([{quiet=}]) -> stage, culprit, reports: the first stage whose
+/* k:bisect([{quiet=, all=}]) -> stage, culprit, reports: the first stage whose
  * output differs from the reference (nil if none), the rewrite in it that
  * made it wrong ({rule=, where=, index=, of=, before=, after=}, nil when it
- * cannot be named), and the reports of the points checked (by stage + 1) */
+ * cannot be named), and the reports of the points checked (by stage + 1);
+ * points are bisected, or all checked in order with all=true */
 static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", NULL});
     bool quiet = opt_bool(L, 2, "quiet");
     BisectResult r;
     char err[1024];
-    if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, &r, err, sizeof err))
+    if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"), &r, err,
+                    sizeof err))
         return luaL_error(L, "bisect: %s", err);
     if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);
     else lua_pushnil(L);

@@ -95,55 +95,91 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     set_text(&c->file, w->file ? w->file : "");
 }
 
+/* Checks point n into out->points[n] (once): 1 right, 0 wrong, -1 not
+ * checked (a form nothing runs, or the stage failed), -2 out of memory. */
+static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult *out) {
+    PointCheck *pc = &out->points[n];
+    if (pc->text) return pc->state == POINT_MATCHES ? 1 : pc->state == POINT_DIFFERS ? 0 : -1;
+    StrBuf sb;
+    sb_init(&sb);
+    char why[1024] = "";
+    bool ran = kcheck_point(kc, n, &pc->rep, &sb, why, sizeof why);
+    if (ran) {
+        pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
+        pc->text = copy(sb_str(&sb));
+        out->checked++;
+    } else {
+        const char *w = strstr(why, "interp: ");
+        pc->state = n > 0 && !pipeline_result(kp, n) ? POINT_NOT_REACHED : POINT_NOT_CHECKED;
+        pc->text = copy(w ? w + 8 : why);
+    }
+    sb_free(&sb);
+    if (!pc->text) return -2;
+    return pc->state == POINT_MATCHES ? 1 : pc->state == POINT_DIFFERS ? 0 : -1;
+}
+
+/* the first wrong point by checking them in order */
+static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
+    for (int n = 0; n <= STAGE_COUNT; n++) {
+        if (uopdb_interrupted()) return -3;
+        int r = check_point(kc, kp, n, out);
+        if (r == -2) return -2;
+        if (r == 0) return n;
+        if (out->points[n].state == POINT_NOT_REACHED) return -1;
+    }
+    return -1;
+}
+
+/* the first wrong point by binary search between a right point and a wrong
+ * one (a point that cannot be checked is stepped over) */
+static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
+    int r0 = check_point(kc, kp, 0, out);
+    if (r0 == -2) return -2;
+    if (r0 == 0) return 0;
+    int hi = STAGE_COUNT, rh;
+    while ((rh = check_point(kc, kp, hi, out)) < 0 && hi > 0) {
+        if (rh == -2) return -2;
+        hi--;
+    }
+    if (rh != 0) return -1;  /* the last point that runs is right */
+    int lo = 0;              /* right (or the start) */
+    while (hi - lo > 1) {
+        if (uopdb_interrupted()) return -3;
+        int mid = lo + (hi - lo) / 2, m = mid, r = -1;
+        /* the nearest checkable point to mid, inside (lo, hi) */
+        for (int d = 0; d < hi - lo && r < 0; d++) {
+            m = mid + (d % 2 ? -(d + 1) / 2 : d / 2);
+            if (m <= lo || m >= hi) continue;
+            r = check_point(kc, kp, m, out);
+            if (r == -2) return -2;
+        }
+        if (r < 0) break;     /* nothing between lo and hi can be checked */
+        if (r) lo = m;
+        else hi = m;
+    }
+    return hi;
+}
+
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, BisectResult *out, char *err, size_t errlen) {
+                double rtol, bool all, BisectResult *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->first_bad = -1;
+    for (int n = 0; n <= STAGE_COUNT; n++) out->points[n].state = POINT_SKIPPED;
     KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
     if (!kc) return false;
-    bool reached = true;
-    for (int n = 0; n <= STAGE_COUNT; n++) {
-        PointCheck *pc = &out->points[n];
-        if (uopdb_interrupted()) {
-            kcheck_free(kc);
-            bisect_result_free(out);
-            snprintf(err, errlen, "interrupted");
-            return false;
-        }
-        if (!reached || out->first_bad >= 0) {
-            pc->state = reached ? POINT_SKIPPED : POINT_NOT_REACHED;
-            continue;
-        }
-        StrBuf sb;
-        sb_init(&sb);
-        char why[1024] = "";
-        bool ran = kcheck_point(kc, n, &pc->rep, &sb, why, sizeof why);
-        if (ran) {
-            pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
-            pc->text = copy(sb_str(&sb));
-            out->checked++;
-            if (!pc->rep.ok) out->first_bad = n;
-        } else {
-            /* a form the interpreter cannot run, or a stage that fails */
-            const char *w = strstr(why, "interp: ");
-            pc->state = POINT_NOT_CHECKED;
-            pc->text = copy(w ? w + 8 : why);
-            if (n > 0 && !pipeline_result(kps[ki], n)) reached = false; /* later points cannot run */
-        }
-        sb_free(&sb);
-        if (!pc->text) {
-            kcheck_free(kc);
-            bisect_result_free(out);
-            if (err && errlen) snprintf(err, errlen, "out of memory");
-            return false;
-        }
+    int bad = all ? scan(kc, kps[ki], out) : search(kc, kps[ki], out);
+    if (bad == -2 || bad == -3) {
+        kcheck_free(kc);
+        bisect_result_free(out);
+        snprintf(err, errlen, "%s", bad == -2 ? "out of memory" : "interrupted");
+        return false;
     }
+    out->first_bad = bad;
     /* the rewrites of the first wrong stage, when the point before it was checked right */
-    int n = out->first_bad;
-    if (n >= 1) {
-        if (out->points[n - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], n, &out->culprit);
-        else set_text(&out->culprit.why, "the point before this stage was not checked, so the wrong rewrite may be "
-                                         "in an earlier stage");
+    if (bad >= 1) {
+        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, &out->culprit);
+        else set_text(&out->culprit.why, "the point before this stage could not be checked, so the wrong rewrite may "
+                                         "be in an earlier stage");
     }
     kcheck_free(kc);
     return true;
@@ -170,6 +206,8 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         sb_puts(sb, "no checked stage differs from the reference");
     }
     sb_printf(sb, "; %d of %d points checked\n", r->checked, STAGE_COUNT + 1);
+    if (r->first_bad >= 1 && r->points[r->first_bad - 1].state == POINT_MATCHES)
+        sb_printf(sb, "  stage %d is right, stage %d is wrong\n", r->first_bad - 1, r->first_bad);
     const BisectCulprit *c = &r->culprit;
     if (c->found)
         sb_printf(sb, "  culprit: rewrite %zu of %zu in stage %d, rule %s (%s:%d): %%%u %s -> %%%u %s\n", c->index,
@@ -189,7 +227,7 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         case POINT_DIFFERS: sb_puts(sb, "DIFFERS from the reference\n"); break;
         case POINT_NOT_CHECKED: sb_printf(sb, "not checked: %s\n", pc->text ? pc->text : ""); break;
         case POINT_NOT_REACHED: sb_puts(sb, "not reached: a stage before it failed\n"); break;
-        case POINT_SKIPPED: sb_puts(sb, "-\n"); break;
+        case POINT_SKIPPED: sb_puts(sb, "-  (not needed for the verdict)\n"); break;
         }
     }
 }

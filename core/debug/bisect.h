@@ -1,6 +1,9 @@
 /* bisect.h - finds the rewrite that broke a kernel: the kernel is checked
- * at every point 0..22 on the program's real data (one check session) and
- * the first point whose output differs from the reference is named; then
+ * at points 0..22 on the program's real data (one check session) and the
+ * first point whose output differs from the reference is found, by binary
+ * search between a right and a wrong point (a point stays wrong once wrong,
+ * as it does for a wrong rewrite; `all` checks every point in order
+ * instead); then
  * that stage's rewrites are bisected (apply the first r, check) down to the
  * single rewrite after which the output is wrong: its rule, where the rule
  * is written, its number in the stage, and the nodes before and after.  A
@@ -16,7 +19,7 @@ typedef enum PointState {
     POINT_DIFFERS,     /* ran; the output differs */
     POINT_NOT_CHECKED, /* could not be run (why says so) */
     POINT_NOT_REACHED, /* a stage before it failed */
-    POINT_SKIPPED      /* after the first wrong point: not needed for the verdict */
+    POINT_SKIPPED      /* not needed for the verdict */
 } PointState;
 
 typedef struct PointCheck {
@@ -43,10 +46,10 @@ typedef struct BisectResult {
     PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */
 } BisectResult;
 
-/* Checks kernel ki at every point; false only when out of memory or the
+/* Bisects kernel ki; false only when out of memory, interrupted or the
  * inputs cannot be made (err says why).  Free with bisect_result_free. */
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, BisectResult *out, char *err, size_t errlen);
+                double rtol, bool all, BisectResult *out, char *err, size_t errlen);
 void bisect_result_free(BisectResult *r);
 
 /* The verdict, the culprit (with its nodes as the caller renders them,

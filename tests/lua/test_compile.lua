@@ -221,9 +221,14 @@ T.test("check and bisect run a kernel at single stages against the reference", f
     local r = k:check(n, {quiet = true})
     T.ok(r.ok, "stage " .. n .. ": " .. tostring(r.text))
   end
+  -- bisection checks the ends first: a right final program needs two points
   local first, culprit, reports = k:bisect{quiet = true}
   T.eq(first, nil)
   T.eq(culprit, nil)
+  T.ok(reports[1].ok and reports[23].ok and reports[12] == nil, "points 0 and 22 checked")
+  -- all = true checks every point in order
+  first, culprit, reports = k:bisect{quiet = true, all = true}
+  T.eq(first, nil)
   for n = 0, 22 do T.ok(reports[n + 1] and reports[n + 1].ok, "stage " .. n .. " checked and right") end
 end)
 

@@ -34,6 +34,9 @@ void set_current(lua_State *L, int kernel_idx);
 void push_kernel(lua_State *L, int prog_idx, int i);
 /* reads a list of opts {{"UPCAST", axis, amount}, ...} (at most 32) */
 int parse_opts(lua_State *L, int idx, KernelOpt *out);
+/* raises "<what>: msg"; when msg names an INDEX node ("INDEX %41 ..."),
+ * a second line renders it, so an out-of-bounds access reads as code */
+int error_with_node(lua_State *L, const char *what, const char *msg);
 /* raises "<what>: unknown option 'x' (known: a, b)" for a key of the
  * options table at t that is not in known (NULL-terminated) */
 void check_option_keys(lua_State *L, int t, const char *what, const char *const *known);

@@ -860,7 +860,7 @@ static int k_check(lua_State *L) {
     double atol = opt_number(L, 3, "atol", 1e-5), rtol = opt_number(L, 3, "rtol", 1e-4);
     char err[1024];
     if (!check_point(L, p, kp, kernel_index(L, 1), pt, atol, rtol, err, sizeof err))
-        return luaL_error(L, "check: %s", err);
+        return error_with_node(L, "check", err);
     if (!opt_bool(L, 3, "quiet")) {
         lua_getfield(L, -1, "text");
         StrBuf sb;

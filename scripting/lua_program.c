@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "lua_compile.h"
+#include "../viz/render.h"
 #include "tensor_data.h"
 #include "tensor_data.h"
 #include "../core/debug/bisect.h"
@@ -292,6 +293,22 @@ void print_text(const char *s) {
     fflush(stdout);
 }
 
+int error_with_node(lua_State *L, const char *what, const char *msg) {
+    const char *at = strstr(msg, "INDEX %");
+    char *end = NULL;
+    unsigned long id = at ? strtoul(at + 7, &end, 10) : 0;
+    const UOp *u = at && end != at + 7 ? uctx_node(luop_ctx(L), (uint32_t)id) : NULL;
+    if (!u || uop_op(u) != OP_INDEX) return luaL_error(L, "%s: %s", what, msg);
+    StrBuf sb;
+    sb_init(&sb);
+    uop_render_expr(&sb, u);
+    luaL_where(L, 1);
+    lua_pushfstring(L, "%s: %s\n    INDEX %%%d is %s", what, msg, (int)u->id, sb_str(&sb));
+    lua_concat(L, 2);
+    sb_free(&sb);
+    return lua_error(L);
+}
+
 void check_option_keys(lua_State *L, int t, const char *what, const char *const *known) {
     if (lua_type(L, t) != LUA_TTABLE) return;
     t = lua_absindex(L, t);
@@ -408,7 +425,7 @@ static int p_run(lua_State *L) {
     }
     char err[1024];
     if (!program_run_opts(s, p->kps, luop_buffer_lookup, L, outs, &ro, err, sizeof err))
-        return luaL_error(L, "run: %s", err);
+        return error_with_node(L, "run", err);
     if (!validate) {
         lua_pushvalue(L, list_idx);
         return 1;

@@ -43,6 +43,10 @@ static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, voi
                        size_t errlen) {
     const SchedKernel *k = &s->kernels[i];
     char msg[1024];
+    /* a kernel the user changed (inserted rules) or brought (a kernel AST)
+     * may index out of its buffers: it always runs with bounds checks, so
+     * no kernel a user can build takes the process down */
+    checked = checked || pipeline_inserted_count(kps[i]) > 0 || uop_op(s->bufs[k->bufs[0]].source) == OP_DEFINE_GLOBAL;
     Kernel *kern = checked ? pipeline_kernel_checked(kps[i], msg, sizeof msg) : pipeline_kernel(kps[i], msg, sizeof msg);
     if (!kern) {
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);

@@ -21,7 +21,9 @@ bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inpu
 typedef struct ProgramRunOpts {
     /* every kernel compiled with bounds checks (pipeline_kernel_checked): an
      * access outside its buffer stops the run with a message naming the
-     * kernel, the INDEX, the buffer, the offset and the loop counters */
+     * kernel, the INDEX, the buffer, the offset and the loop counters.
+     * Kernels with inserted rules and kernels made from a kernel AST always
+     * run checked. */
     bool checked;
 } ProgramRunOpts;
 /* program_run with options (NULL: none).  Either stops with "interrupted"

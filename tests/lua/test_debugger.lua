@@ -210,3 +210,16 @@ T.test("a rule that pushes an index past its buffer: check names the INDEX and t
   T.ok(msg:find("r%d+=") ~= nil, "the loop variables: " .. msg)
   T.ok(k:check(14, {quiet = true}).ok, "the session goes on")
 end)
+
+T.test("a kernel changed by inserted rules always runs bounds-checked: no crash without checked=true", function()
+  local p = uop.compile(matmul3())
+  local k = p:kernel(1)
+  k:insert(15, uop.rules{ {name = "far_past_the_end", pattern = "x@(INDEX b@(DEFINE_GLOBAL) i:int32)",
+                           when = function(m) return m.i:op() ~= "ADD" or m.i:src()[2]:arg() ~= 100000000 end,
+                           rewrite = function(m) return uop.new("INDEX", m.x:dtype(), {m.b, m.i + 100000000}) end} })
+  local ok, msg = pcall(p.run, p)
+  T.ok(not ok)
+  T.ok(msg:find("INDEX %", 1, true) and msg:find("past its", 1, true), msg)
+  k:remove(15)
+  T.ok(p:run{validate = true, quiet = true} ~= nil, "runs again once the rule is removed")
+end)

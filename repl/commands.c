@@ -84,10 +84,19 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         const char *name, *call;
         int nargs; /* integer arguments allowed; -1: one optional file name */
     } cmds[] = {
-        {"stages", "k:stages()", 0}, {"step", "print(k:step())", 0},    {"back", "print(k:back())", 0},
-        {"print", "k:print()", 0},  {"diff", "k:diff(%s)", 2},
-        {"rules", "k:rules(%s)", 1}, {"dot", "local f = %s; local text = k:dot(f); print(f and ('wrote ' .. f) or text)", -1},   {"llvm", "k:llvm()", 0},
-        {"asm", "k:asm()", 0},       {"check", "k:check(%s)", 1}, {"rewrites", "k:rewrites(%s)", 1}, {"bisect", "k:bisect()", 0},       {"run", "k:program():run{validate=true}", 0},
+        {"stages", "print(k:stages())", 0},
+        {"step", "print(k:step())", 0},
+        {"back", "print(k:back())", 0},
+        {"print", "k:print()", 0},
+        {"diff", "print(k:diff(%s))", 2},
+        {"rules", "print(k:rules(%s))", 1},
+        {"dot", "local f = %s; print(k:dot(f))", -1},
+        {"llvm", "print(k:llvm())", 0},
+        {"asm", "print(k:asm())", 0},
+        {"check", "print(k:check(%s))", 1},
+        {"rewrites", "print(k:rewrites(%s))", 1},
+        {"bisect", "print(select(3, k:bisect()))", 0},
+        {"run", "local _, rep = k:program():run{validate = true}; print(rep)", 0},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;

@@ -43,13 +43,21 @@ void check_option_keys(lua_State *L, int t, const char *what, const char *const 
 /* option t[k] of an options table (or the default when t is not a table) */
 double opt_number(lua_State *L, int t, const char *k, double dflt);
 bool opt_bool(lua_State *L, int t, const char *k);
-/* prints s with a final newline */
+/* prints s with a final newline (for the methods whose job is to print) */
 void print_text(const char *s);
-/* the table on top prints as summary in the REPL */
-void set_summary(lua_State *L, const char *summary);
+/* Text objects: the table on top gets fields text and kind ("diff",
+ * "stages", "llvm", ...) and prints as its text (the REPL colours it by
+ * kind on a terminal); push_text makes a new one. */
+#define TEXT_MT "uopdb.Text"
+void set_text(lua_State *L, const char *kind, const char *text);
+void push_text(lua_State *L, const char *kind, const char *text);
+/* counts a failed validation (a script that had one exits non-zero) */
+#define FAILED_KEY "uopdb.failed_validations"
+void count_failed_validation(lua_State *L);
 
 /* the Kernel methods (lua_kernel.c) */
 extern const luaL_Reg luop_kernel_methods[];
 int luop_kernel_tostring(lua_State *L);
+int luop_kernel_eq(lua_State *L);
 
 #endif

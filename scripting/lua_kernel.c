@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua_compile.h"
+#include "uopdb_lua.h"
 #include "../core/debug/breakpoints.h"
 #include "tensor_data.h"
 #include "../viz/diff.h"
@@ -98,7 +99,6 @@ static void stage_line(StrBuf *sb, KernelPipeline *kp, int n) {
 static int move_to(lua_State *L, KernelPipeline *kp, int n) {
     char err[1024];
     bool ok = pipeline_seek(kp, n, err, sizeof err);
-    set_current(L, 1);
     if (!ok) return luaL_error(L, "%s", err);
     StrBuf sb;
     sb_init(&sb);
@@ -113,7 +113,6 @@ static int move_to(lua_State *L, KernelPipeline *kp, int n) {
 static int move_to_rewrite(lua_State *L, KernelPipeline *kp, int n, size_t r) {
     char err[1024];
     bool ok = pipeline_seek_rewrite(kp, n, r, err, sizeof err);
-    set_current(L, 1);
     if (!ok) return luaL_error(L, "%s", err);
     StrBuf sb;
     sb_init(&sb);
@@ -266,9 +265,9 @@ static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, StrBuf
     *st = uop_diff_text(sb, ra, rb, &o);
 }
 
-/* k:diff([a, b]) prints the diff (saying so when there is none);
- * k:diff_text([a, b]) returns it */
-static int diff_method(lua_State *L, bool print) {
+/* k:diff([a, b [, opts]]) returns the diff as a text object (saying so when
+ * there is none); k:diff_text([a, b]) returns it as a string */
+static int diff_method(lua_State *L, bool object) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     Point a, b;
     diff_points(L, kp, &a, &b);
@@ -276,14 +275,11 @@ static int diff_method(lua_State *L, bool print) {
     sb_init(&sb);
     DiffStats st;
     diff_text(L, kp, a, b, &sb, &st);
-    if (print) {
-        if (st.added == 0 && st.removed == 0) sb_puts(&sb, "the two points are the same graph\n");
-        print_text(sb_str(&sb));
-    } else {
-        lua_pushstring(L, sb_str(&sb));
-    }
+    if (st.added == 0 && st.removed == 0) sb_puts(&sb, "the two points are the same graph\n");
+    if (object) push_text(L, "diff", sb_str(&sb));
+    else lua_pushstring(L, sb_str(&sb));
     sb_free(&sb);
-    return print ? 0 : 1;
+    return 1;
 }
 
 static int k_diff(lua_State *L) { return diff_method(L, true); }
@@ -291,7 +287,6 @@ static int k_diff_text(lua_State *L) { return diff_method(L, false); }
 
 static int k_stages(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    bool quiet = opt_bool(L, 2, "quiet");
     char err[1024];
     bool ok = pipeline_root(kp, STAGE_COUNT, err, sizeof err) != NULL;
     StrBuf sb;
@@ -343,19 +338,16 @@ static int k_stages(lua_State *L) {
     }
     sb_printf(&sb, "  total %.3f ms\n", total);
     if (!ok) sb_printf(&sb, "  stopped: %s\n", err);
-    if (!quiet) print_text(sb_str(&sb));
+    set_text(L, "stages", sb_str(&sb));
     sb_free(&sb);
-    char summary[128];
-    snprintf(summary, sizeof summary, "(%d stages of %s)", STAGE_COUNT, pipeline_name(kp));
-    set_summary(L, summary);
     return 1;
 }
 
 /* The trace of stage n (argument 2, default the current stage) of the
- * kernel at 1, running the stages as needed; *quiet from argument 3. */
-static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out, bool *quiet) {
+ * kernel at 1, running the stages as needed (argument 3, options, is
+ * accepted and ignored: nothing prints). */
+static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    *quiet = opt_bool(L, 3, "quiet");
     int n = stage_arg(L, 2, kp);
     if (n < 1) luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d", STAGE_COUNT);
     root_at(L, kp, n);
@@ -368,8 +360,7 @@ static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_ou
 static int k_rules(lua_State *L) {
     KernelPipeline *kp;
     int n;
-    bool quiet;
-    const Trace *t = stage_trace(L, &kp, &n, &quiet);
+    const Trace *t = stage_trace(L, &kp, &n);
     /* count per rule name, in order of first firing */
     lua_createtable(L, 0, 8);
     int counts = lua_gettop(L);
@@ -409,12 +400,9 @@ static int k_rules(lua_State *L) {
         sb_printf(&sb, "  %6lld  %-36s %s:%d\n", (long long)c, name, w->file ? w->file : "", w->line);
         lua_pop(L, 2);
     }
-    if (!quiet) print_text(sb_str(&sb));
-    sb_free(&sb);
     lua_pop(L, 1);
-    char summary[96];
-    snprintf(summary, sizeof summary, "(%d rules fired in stage %d)", nnames, n);
-    set_summary(L, summary);
+    set_text(L, "rules", sb_str(&sb));
+    sb_free(&sb);
     return 1;
 }
 
@@ -424,8 +412,7 @@ static int k_rules(lua_State *L) {
 static int k_rewrites(lua_State *L) {
     KernelPipeline *kp;
     int n;
-    bool quiet;
-    const Trace *t = stage_trace(L, &kp, &n, &quiet);
+    const Trace *t = stage_trace(L, &kp, &n);
     StrBuf sb, e;
     sb_init(&sb);
     sb_init(&e);
@@ -456,17 +443,15 @@ static int k_rewrites(lua_State *L) {
         lua_setfield(L, -2, "after");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    if (!quiet) print_text(sb_str(&sb));
+    set_text(L, "rewrites", sb_str(&sb));
     sb_free(&sb);
     sb_free(&e);
-    char summary[96];
-    snprintf(summary, sizeof summary, "(%zu rewrites in stage %d)", t->nrewrites, n);
-    set_summary(L, summary);
     return 1;
 }
 
-/* k:dot([file [, n]]): DOT text of point n; with a file name, also renders
- * it (svg/png by the extension, .dot writes the text) */
+/* k:dot([file [, n]]): the DOT text of point n as a text object; with a
+ * file name, renders it there instead (svg/png by the extension, .dot
+ * writes the text) and returns "wrote FILE" */
 static int k_dot(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     const char *file = luaL_optstring(L, 2, NULL);
@@ -490,8 +475,11 @@ static int k_dot(lua_State *L) {
             sb_free(&sb);
             return luaL_error(L, "%s", err);
         }
+        sb_free(&sb);
+        lua_pushfstring(L, "wrote %s", file);
+        return 1;
     }
-    lua_pushstring(L, sb_str(&sb));
+    push_text(L, "dot", sb_str(&sb));
     sb_free(&sb);
     return 1;
 }
@@ -558,7 +546,6 @@ static int k_opts(lua_State *L) {
     KernelOpt opts[32];
     int n = parse_opts(L, 2, opts);
     pipeline_set_opts(kp, opts, n);
-    set_current(L, 1);
     return 0;
 }
 
@@ -573,7 +560,6 @@ static int k_insert(lua_State *L) {
     char err[256];
     if (n < 1 || n > STAGE_COUNT || !pipeline_insert(kp, (int)n, rs, opt_bool(L, 4, "before"), err, sizeof err))
         return luaL_error(L, "insert: %s", n < 1 || n > STAGE_COUNT ? "rules go into stages 1 to 22" : err);
-    set_current(L, 1);
     return 0;
 }
 
@@ -692,7 +678,6 @@ static int k_breakpoint(lua_State *L) {
         if (bp.ud_free) bp.ud_free(bp.ud);
         return luaL_error(L, "out of memory");
     }
-    set_current(L, 1);
     lua_pushinteger(L, id);
     return 1;
 }
@@ -713,7 +698,7 @@ static int k_breakpoints(lua_State *L) {
         lua_rawseti(L, -2, i + 1);
         sb_printf(&sb, "%s%d  %s", i ? "\n" : "", bl->items[i].id, bl->items[i].text);
     }
-    set_summary(L, bl->n ? sb_str(&sb) : "no breakpoints");
+    set_text(L, "breakpoints", bl->n ? sb_str(&sb) : "no breakpoints");
     sb_free(&sb);
     return 1;
 }
@@ -752,8 +737,8 @@ static Kernel *compiled(lua_State *L, KernelPipeline *kp) {
     return k;
 }
 
-/* k:llvm() prints the IR before and after optimisation; k:llvm("before")
- * or k:llvm("after") returns one of them */
+/* k:llvm() -> the IR before and after optimisation as a text object;
+ * k:llvm("before") or k:llvm("after") one of them */
 static int k_llvm(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     const char *which = luaL_optstring(L, 2, NULL);
@@ -761,30 +746,28 @@ static int k_llvm(lua_State *L) {
     if (which) {
         if (strcmp(which, "before") && strcmp(which, "after"))
             return luaL_argerror(L, 2, "\"before\" or \"after\" (optimisation)");
-        lua_pushstring(L, kernel_ir(k, !strcmp(which, "after")));
+        push_text(L, "llvm", kernel_ir(k, !strcmp(which, "after")));
         return 1;
     }
     double r, o, j;
     kernel_compile_times(k, &r, &o, &j);
-    printf("; ---- %s: LLVM IR as rendered ----\n", pipeline_name(kp));
-    print_text(kernel_ir(k, false));
-    printf("; ---- %s: after default<O2> for %s (render %.2f ms, optimise %.2f ms, JIT %.2f ms) ----\n",
-           pipeline_name(kp), backend_host_cpu(), r, o, j);
-    print_text(kernel_ir(k, true));
-    return 0;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "; ---- %s: LLVM IR as rendered ----\n%s", pipeline_name(kp), kernel_ir(k, false));
+    sb_printf(&sb, "; ---- %s: after default<O2> for %s (render %.2f ms, optimise %.2f ms, JIT %.2f ms) ----\n%s",
+              pipeline_name(kp), backend_host_cpu(), r, o, j, kernel_ir(k, true));
+    push_text(L, "llvm", sb_str(&sb));
+    sb_free(&sb);
+    return 1;
 }
 
+/* k:asm() -> the host assembly as a text object */
 static int k_asm(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    bool ret = lua_toboolean(L, 2);
     const char *a = kernel_asm(compiled(L, kp));
     if (!a) return luaL_error(L, "%s: the host assembly could not be generated", pipeline_name(kp));
-    if (ret) {
-        lua_pushstring(L, a);
-        return 1;
-    }
-    print_text(a);
-    return 0;
+    push_text(L, "asm", a);
+    return 1;
 }
 
 /* k:compile_ms() -> total, render, optimise, jit (compiling if needed) */
@@ -861,17 +844,16 @@ static int k_check(lua_State *L) {
     char err[1024];
     if (!check_point(L, p, kp, kernel_index(L, 1), pt, atol, rtol, err, sizeof err))
         return error_with_node(L, "check", err);
-    if (!opt_bool(L, 3, "quiet")) {
-        lua_getfield(L, -1, "text");
-        StrBuf sb;
-        sb_init(&sb);
-        sb_printf(&sb, "%s at ", pipeline_name(kp));
-        point_label(&sb, kp, pt);
-        printf("%s: %s\n", sb_str(&sb), lua_tostring(L, -1));
-        fflush(stdout);
-        sb_free(&sb);
-        lua_pop(L, 1);
-    }
+    /* it prints as "r_3_3_3 at stage 4 (initial symbolic): output0 ..." */
+    lua_getfield(L, -1, "text");
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s at ", pipeline_name(kp));
+    point_label(&sb, kp, pt);
+    sb_printf(&sb, ": %s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    set_text(L, "check", sb_str(&sb));
+    sb_free(&sb);
     return 1;
 }
 
@@ -924,7 +906,6 @@ static int k_bisect(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", NULL});
-    bool quiet = opt_bool(L, 2, "quiet");
     BisectResult r;
     char err[1024];
     if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"), &r, err,
@@ -939,23 +920,51 @@ static int k_bisect(lua_State *L) {
             push_report(L, &r.points[n].rep, n, r.points[n].text);
             lua_rawseti(L, -2, n + 1);
         }
-    if (!quiet) {
-        StrBuf sb;
-        sb_init(&sb);
-        const char *before = NULL, *after = NULL;
-        if (r.culprit.found) {
-            lua_getfield(L, -2, "before");
-            lua_getfield(L, -3, "after");
-            before = lua_tostring(L, -2), after = lua_tostring(L, -1);
-        }
-        bisect_format(&r, pipeline_name(kp), before, after, &sb);
-        if (r.culprit.found) lua_pop(L, 2);
-        fputs(sb_str(&sb), stdout);
-        fflush(stdout);
-        sb_free(&sb);
+    /* the reports print as the verdict, the culprit as its line */
+    StrBuf sb;
+    sb_init(&sb);
+    const char *before = NULL, *after = NULL;
+    if (r.culprit.found) {
+        lua_getfield(L, -2, "before");
+        lua_getfield(L, -3, "after");
+        before = lua_tostring(L, -2), after = lua_tostring(L, -1);
     }
+    bisect_format(&r, pipeline_name(kp), before, after, &sb);
+    if (r.culprit.found) lua_pop(L, 2);
+    set_text(L, "bisect", sb_str(&sb));
+    if (r.culprit.found) {
+        lua_pushvalue(L, -2);
+        char line[512];
+        snprintf(line, sizeof line, "rewrite %zu of %zu in stage %d: %s (%s:%d)", r.culprit.index, r.culprit.of,
+                 r.first_bad, r.culprit.rule, r.culprit.file, r.culprit.line);
+        set_text(L, "culprit", line);
+        lua_pop(L, 1);
+    }
+    sb_free(&sb);
     bisect_result_free(&r);
     return 3;
+}
+
+/* two Kernel values are equal when they are the same kernel of the same program */
+int luop_kernel_eq(lua_State *L) {
+    LKernel *a = luaL_testudata(L, 1, KERNEL_MT), *b = luaL_testudata(L, 2, KERNEL_MT);
+    if (!a || !b || a->index != b->index) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    lua_getiuservalue(L, 1, 1);
+    lua_getiuservalue(L, 2, 1);
+    lua_pushboolean(L, lua_rawequal(L, -1, -2));
+    return 1;
+}
+
+/* k:select(): this kernel becomes the current one, the one the REPL's
+ * colon commands act on; returns it */
+static int k_select(lua_State *L) {
+    check_kernel(L, 1, NULL);
+    set_current(L, 1);
+    lua_settop(L, 1);
+    return 1;
 }
 
 static int k_program(lua_State *L) {
@@ -970,4 +979,31 @@ const luaL_Reg luop_kernel_methods[] = {
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};
+    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};
+
+const char *uopdb_lua_current_point(lua_State *L, char *buf, size_t len) {
+    if (!len) return buf;
+    buf[0] = 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, CURRENT_KEY);
+    LKernel *k = luaL_testudata(L, -1, KERNEL_MT);
+    if (k) {
+        lua_getiuservalue(L, -1, 1);
+        LProgram *p = lua_touserdata(L, -1);
+        if (p && p->s && k->index >= 0 && k->index < p->nk) {
+            KernelPipeline *kp = p->kps[k->index];
+            long r = pipeline_rewrite_position(kp);
+            if (r >= 0) snprintf(buf, len, "%s@%d.%ld", pipeline_name(kp), pipeline_position(kp), r);
+            else snprintf(buf, len, "%s@%d", pipeline_name(kp), pipeline_position(kp));
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return buf;
+}
+
+int uopdb_lua_failed_validations(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, FAILED_KEY);
+    int n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return n;
+}

@@ -179,8 +179,16 @@ static int l_compile(lua_State *L) {
      * kernel AST also buffers = {[n] = values} (by DEFINE_GLOBAL number) and seed = N */
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
-    if (is_ast) check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "buffers", "seed", NULL});
-    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", NULL});
+    if (is_ast)
+        check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "buffers", "seed", "select", NULL});
+    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "select", NULL});
+    /* select = false: the program's first kernel does not become the current one */
+    bool select = true;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_getfield(L, 2, "select");
+        select = lua_isnil(L, -1) || lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
     const UOp *sink = is_ast ? outs[0] : uop_sink(c, outs, n);
     if (!sink) return luop_ctx_error(L);
     char err[1024];
@@ -221,7 +229,7 @@ static int l_compile(lua_State *L) {
     }
     lua_settop(L, lua_gettop(L) - (lua_type(L, 2) == LUA_TTABLE ? 1 : 0));
     if (lua_type(L, 2) == LUA_TTABLE) insert_rules_option(L, 2, p);
-    if (p->nk > 0) {
+    if (p->nk > 0 && select) {
         push_kernel(L, -1, 0);
         set_current(L, lua_gettop(L));
         lua_pop(L, 1);
@@ -265,25 +273,38 @@ static int p_kernel(lua_State *L) {
     if (i < 1 || i > p->nk)
         return luaL_error(L, "no kernel %I: this program has %d (numbered from 1)", (LUAI_UACINT)i, p->nk);
     push_kernel(L, 1, (int)i - 1);
-    set_current(L, lua_gettop(L));
     return 1;
 }
 
 static int text_tostring(lua_State *L) {
-    lua_getfield(L, 1, "summary");
-    if (lua_isnil(L, -1)) lua_pushliteral(L, "(table)");
+    lua_getfield(L, 1, "text");
+    if (!lua_isstring(L, -1)) lua_pushliteral(L, "(text)");
     return 1;
 }
 
-/* Gives the table on top a metatable whose __tostring is its summary field,
- * so the REPL prints one line for a table that was already printed in full. */
-void set_summary(lua_State *L, const char *summary) {
-    lua_pushstring(L, summary);
-    lua_setfield(L, -2, "summary");
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, text_tostring);
-    lua_setfield(L, -2, "__tostring");
+void set_text(lua_State *L, const char *kind, const char *text) {
+    lua_pushstring(L, text);
+    lua_setfield(L, -2, "text");
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    if (luaL_newmetatable(L, TEXT_MT)) {
+        lua_pushcfunction(L, text_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
     lua_setmetatable(L, -2);
+}
+
+void push_text(lua_State *L, const char *kind, const char *text) {
+    lua_createtable(L, 0, 2);
+    set_text(L, kind, text);
+}
+
+void count_failed_validation(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, FAILED_KEY);
+    lua_Integer n = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_pushinteger(L, n + 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, FAILED_KEY);
 }
 
 void print_text(const char *s) {
@@ -351,7 +372,6 @@ bool opt_bool(lua_State *L, int t, const char *k) {
 
 static int p_steps(lua_State *L) {
     LProgram *p = program_alive(L, 1);
-    bool quiet = opt_bool(L, 2, "quiet");
     StrBuf sb;
     sb_init(&sb);
     sb_printf(&sb, "%-3s %-20s %7s %7s %8s %8s  %s\n", "#", "step", "before", "after", "rewrites", "ms", "purpose");
@@ -376,11 +396,8 @@ static int p_steps(lua_State *L) {
         lua_setfield(L, -2, "ms");
         lua_rawseti(L, -2, i + 1);
     }
-    if (!quiet) print_text(sb_str(&sb));
+    set_text(L, "steps", sb_str(&sb));
     sb_free(&sb);
-    char summary[64];
-    snprintf(summary, sizeof summary, "(%d scheduler steps)", p->s->nsteps);
-    set_summary(L, summary);
     return 1;
 }
 
@@ -407,7 +424,7 @@ static int p_run(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     check_option_keys(L, 2, "run", (const char *[]){"validate", "atol", "rtol", "quiet", "checked", NULL});
-    bool validate = opt_bool(L, 2, "validate"), quiet = opt_bool(L, 2, "quiet");
+    bool validate = opt_bool(L, 2, "validate"); /* quiet: accepted, nothing prints anyway */
     ProgramRunOpts ro = {.checked = opt_bool(L, 2, "checked")};
     double atol = opt_number(L, 2, "atol", 1e-5), rtol = opt_number(L, 2, "rtol", 1e-4);
     const Schedule *s = p->s;
@@ -451,9 +468,10 @@ static int p_run(lua_State *L) {
     lua_setfield(L, rep_idx, "ok");
     lua_pushinteger(L, (lua_Integer)mismatches);
     lua_setfield(L, rep_idx, "mismatches");
-    lua_pushstring(L, sb_str(&sb));
-    lua_setfield(L, rep_idx, "text");
-    if (!quiet) print_text(sb_str(&sb));
+    lua_pushvalue(L, rep_idx);
+    set_text(L, "validate", sb_str(&sb));
+    lua_pop(L, 1);
+    if (!all_ok) count_failed_validation(L);
     sb_free(&sb);
     (void)outs_idx;
     lua_pushvalue(L, list_idx);
@@ -556,6 +574,8 @@ void luop_open_compile(lua_State *L) {
     luaL_newmetatable(L, KERNEL_MT);
     lua_pushcfunction(L, luop_kernel_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, luop_kernel_eq);
+    lua_setfield(L, -2, "__eq");
     lua_newtable(L);
     luaL_setfuncs(L, luop_kernel_methods, 0);
     lua_setfield(L, -2, "__index");

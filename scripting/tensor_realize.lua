@@ -23,7 +23,8 @@ function Tensor:realize(...)
   end
   if #pending == 0 then return self end
   if type(uop.compile) ~= "function" then fail("uop.compile is not available") end
-  local program = uop.compile(#pending == 1 and pending[1] or pending)
+  -- realizing a value is not a request to debug it: the current kernel stays
+  local program = uop.compile(#pending == 1 and pending[1] or pending, {select = false})
   local outs = program:run()
   for i, t in ipairs(pending) do
     local b = outs[i]

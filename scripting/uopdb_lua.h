@@ -4,6 +4,7 @@
 #ifndef UOPDB_LUA_H
 #define UOPDB_LUA_H
 #include <lua.h>
+#include <stddef.h>
 
 /* Opens the module and returns its table (one UCtx per Lua state, created
  * on first open and freed when the state is closed). */
@@ -16,6 +17,14 @@ void uopdb_lua_open(lua_State *L);
 
 /* The last stage number: a kernel's stages are 0 (as scheduled) to this. */
 int uopdb_lua_stage_count(void);
+
+/* The current kernel and its point for the prompt: "r_3_3_3@15",
+ * "r_3_3_3@15.3" at a rewrite point; "" when there is no current kernel. */
+const char *uopdb_lua_current_point(lua_State *L, char *buf, size_t len);
+
+/* How many validations failed in this Lua state (p:run{validate=true} that
+ * found a mismatch): a script that had one exits non-zero. */
+int uopdb_lua_failed_validations(lua_State *L);
 
 /* Ctrl-C: asks long work in C (interpreters, rewrites, bisection, JIT
  * kernels) to stop with an "interrupted" error; async-signal-safe.  The

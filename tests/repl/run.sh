@@ -170,6 +170,13 @@ expect_has "Ctrl-C interrupts" "interrupted!" "$err"
 expect_eq "Ctrl-C: the session goes on" "after interrupt" "$(cat "$tmp/out")"
 expect_rc "Ctrl-C: status" 0 "$rc"
 
+# --- results show once; showing a tensor does not switch the current kernel ---
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:seek(9)\nx = k:stages()\nD = A + 1\nD\nuop.current():name()\nk:check(4)\n'
+expect_has "an assignment prints nothing" $'r_2_2_2: stage 9 (expander)' "$out"
+expect_has "the current kernel stays" $'\nr_2_2_2\n' "$out"
+expect_eq "a check shows once" 1 "$(grep -c 'at stage 4 (initial symbolic): output0' <<<"$out")"
+if [[ "$out" == *"stages of"* ]]; then bad "x = k:stages() printed the table"; else ok; fi
+
 # --- :bisect names the planted rule, its stage and where it is written ---
 run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:bisect\n'
 expect_has ":bisect: the stage" "bisect r_3_3_3: first wrong at stage 15 (lower index dtype)" "$out"

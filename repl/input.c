@@ -2,10 +2,13 @@
 #include "input.h"
 #include "complete.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <editline/readline.h>
 
 #define HISTORY_MAX 1000
@@ -67,6 +70,68 @@ static char *history_file(void) {
     return p;
 }
 
+/* Ctrl-C at the prompt drops the line being typed instead of ending the
+ * program (during evaluation eval.c interrupts the Lua code instead).  The
+ * handler also writes a byte to a pipe that the key reader waits on with
+ * the terminal, so a Ctrl-C that comes after the prompt is drawn but before
+ * the reader blocks still ends the wait: libedit's readline returns NULL
+ * when its key reader fails. */
+static volatile sig_atomic_t prompt_interrupted;
+static int interrupt_pipe[2] = {-1, -1};
+
+static void on_prompt_sigint(int sig) {
+    (void)sig;
+    prompt_interrupted = 1;
+    if (interrupt_pipe[1] >= 0) {
+        int saved = errno;
+        ssize_t w = write(interrupt_pipe[1], "", 1);
+        (void)w;
+        errno = saved;
+    }
+}
+
+static void drain_interrupts(void) {
+    char buf[64];
+    if (interrupt_pipe[0] >= 0)
+        while (read(interrupt_pipe[0], buf, sizeof buf) > 0) {
+        }
+}
+
+/* one byte of the terminal: 1, 0 at EOF, -1 on an error or a Ctrl-C */
+static int read_byte(int fd, unsigned char *c) {
+    for (;;) {
+        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = interrupt_pipe[0], .events = POLLIN}};
+        int n = poll(p, interrupt_pipe[0] >= 0 ? 2 : 1, -1);
+        if (n < 0) {
+            if (errno == EINTR && !prompt_interrupted) continue;
+            return -1;
+        }
+        if (interrupt_pipe[0] >= 0 && (p[1].revents & POLLIN)) return -1;
+        if (p[0].revents) {
+            ssize_t r = read(fd, c, 1);
+            if (r < 0 && errno == EINTR && !prompt_interrupted) continue;
+            return r == 1 ? 1 : r == 0 ? 0 : -1;
+        }
+    }
+}
+
+/* libedit's key reader (rl_getc_function): a character (UTF-8 decoded to
+ * its code point), or EOF at the end of input, on an error or a Ctrl-C */
+static int read_key(FILE *f) {
+    int fd = fileno(f);
+    unsigned char c;
+    if (read_byte(fd, &c) != 1) return EOF;
+    int more = c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+    if (c >= 0xf8 || (c >= 0x80 && c < 0xc0)) return 0xfffd;
+    int cp = more == 3 ? c & 0x07 : more == 2 ? c & 0x0f : more == 1 ? c & 0x1f : c;
+    for (int i = 0; i < more; i++) {
+        if (read_byte(fd, &c) != 1) return EOF;
+        if ((c & 0xc0) != 0x80) return 0xfffd;
+        cp = (cp << 6) | (c & 0x3f);
+    }
+    return cp;
+}
+
 LineInput *input_open(lua_State *L, bool interactive) {
     LineInput *in = calloc(1, sizeof *in);
     if (!in) return NULL;
@@ -78,6 +143,14 @@ LineInput *input_open(lua_State *L, bool interactive) {
         rl_completer_word_break_characters = word_breaks;
         rl_basic_word_break_characters = word_breaks;
         rl_completion_append_character = '\0';
+        /* before libedit starts (using_history starts it) */
+        if (interrupt_pipe[0] < 0 && pipe(interrupt_pipe) == 0) {
+            for (int i = 0; i < 2; i++) {
+                fcntl(interrupt_pipe[i], F_SETFL, fcntl(interrupt_pipe[i], F_GETFL) | O_NONBLOCK);
+                fcntl(interrupt_pipe[i], F_SETFD, FD_CLOEXEC);
+            }
+        }
+        rl_getc_function = read_key;
         using_history();
         stifle_history(HISTORY_MAX);
         in->history_path = history_file();
@@ -99,14 +172,6 @@ static char *read_plain_line(void) {
     return line;
 }
 
-/* Ctrl-C at the prompt drops the line being typed instead of ending the
- * program (during evaluation eval.c interrupts the Lua code instead). */
-static volatile sig_atomic_t prompt_interrupted;
-static void on_prompt_sigint(int sig) {
-    (void)sig;
-    prompt_interrupted = 1;
-}
-
 char *input_read(LineInput *in, const char *prompt, bool *cancelled) {
     if (cancelled) *cancelled = false;
     if (!in->interactive) return read_plain_line();
@@ -118,6 +183,7 @@ char *input_read(LineInput *in, const char *prompt, bool *cancelled) {
     sigaction(SIGINT, &sa, &old);
     char *line;
     for (;;) {
+        drain_interrupts();
         prompt_interrupted = 0;
         line = readline(prompt);
         if (line || !prompt_interrupted) break;
@@ -128,6 +194,7 @@ char *input_read(LineInput *in, const char *prompt, bool *cancelled) {
         }
     }
     sigaction(SIGINT, &old, NULL);
+    drain_interrupts();
     return line;
 }
 

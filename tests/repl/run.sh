@@ -386,7 +386,7 @@ if [ "$ms" -lt 2000 ]; then ok; else bad "completion over 40k globals takes ${ms
 # size; STEPS is a Python list of (keys, text to wait for after them or None);
 # sets out (all it wrote, with "\r" removed, and "exit=N" at the end)
 cat >"$tmp/term.py" <<'PY'
-import fcntl, os, pty, select, struct, sys, termios, time
+import fcntl, os, pty, select, signal, struct, sys, termios, time
 rows, cols, steps = int(sys.argv[1]), int(sys.argv[2]), eval(sys.argv[3])
 argv = sys.argv[4:]
 pid, fd = pty.fork()
@@ -395,27 +395,41 @@ if pid == 0:
     os.execv(argv[0], argv)
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 buf = b""
+eof = False
 def read_until(want, limit):
-    global buf
+    """reads until want appears in what comes next (None: for limit seconds), or EOF"""
+    global buf, eof
     start, end = len(buf), time.time() + limit
-    while time.time() < end:
+    while not eof and time.time() < end:
         if want is not None and want in buf[start:]:
             return
         r, _, _ = select.select([fd], [], [], 0.05)
         if r:
             try:
-                buf += os.read(fd, 65536)
+                data = os.read(fd, 65536)
             except OSError:
-                return
-read_until(b"uopdb", 30)
+                data = b""
+            if not data:
+                eof = True
+            buf += data
+read_until(b"uopdb> ", 60)
 for keys, want in steps:
     os.write(fd, keys)
-    read_until(want, 30 if want is not None else 0.3)
+    read_until(want, 60 if want is not None else 0.3)
 os.write(fd, b"\x04")
-read_until(b"\x00", 3)
-_, status = os.waitpid(pid, 0)
+read_until(None, 60)  # to the end of its output
+code = -1
+for _ in range(100):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -100 - os.WTERMSIG(status)
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 sys.stdout.write(buf.decode(errors="replace").replace("\r", ""))
-print("exit=%d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1))
+print("exit=%d" % code)
 PY
 term_session() {
     local rows=$1 cols=$2 steps=$3

@@ -4,6 +4,7 @@
 #ifndef UOPDB_LUA_INTERNAL_H
 #define UOPDB_LUA_INTERNAL_H
 #include <lua.h>
+#include <stdbool.h>
 #include <lauxlib.h>
 #include "../core/ir/uop.h"
 
@@ -17,6 +18,10 @@
 /* the rule set at idx: a uop.rules{} set, or a table of rules made into one
  * (replacing it on the stack); raises otherwise */
 RuleSet *luop_to_rules(lua_State *L, int idx);
+/* the options of a diff (uop.diff, k:diff) at t: {context=, side=, width=,
+ * color=, label_a=, label_b=, stats=}; unknown keys are errors */
+struct DiffOpts;
+void luop_diff_opts(lua_State *L, int t, struct DiffOpts *o, bool *want_stats);
 
 /* ---- context (lua_module.c) ---- */
 UCtx *luop_ctx(lua_State *L);

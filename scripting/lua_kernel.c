@@ -254,27 +254,34 @@ static void diff_points(lua_State *L, KernelPipeline *kp, Point *a, Point *b) {
     else *a = (Point){b->stage > 0 ? b->stage - 1 : 0, -1};
 }
 
-static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, StrBuf *sb, DiffStats *st) {
+static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, DiffOpts *o, StrBuf *sb, DiffStats *st) {
     const UOp *ra = point_root(L, kp, a), *rb = point_root(L, kp, b);
     char la[64], lb[64];
     if (a.rewrite >= 0) snprintf(la, sizeof la, "stage %d.%ld", a.stage, a.rewrite);
     else snprintf(la, sizeof la, "stage %d", a.stage);
     if (b.rewrite >= 0) snprintf(lb, sizeof lb, "stage %d.%ld", b.stage, b.rewrite);
     else snprintf(lb, sizeof lb, "stage %d", b.stage);
-    DiffOpts o = {.label_a = la, .label_b = lb};
-    *st = uop_diff_text(sb, ra, rb, &o);
+    if (!o->label_a) o->label_a = la;
+    if (!o->label_b) o->label_b = lb;
+    *st = uop_diff_text(sb, ra, rb, o);
 }
 
-/* k:diff([a, b [, opts]]) returns the diff as a text object (saying so when
- * there is none); k:diff_text([a, b]) returns it as a string */
+/* k:diff([a, b] [, {side=, context=, width=, color=}]) returns the diff as a
+ * text object (saying so when there is none); k:diff_text(...) as a string */
 static int diff_method(lua_State *L, bool object) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
+    DiffOpts o;
+    bool stats;
+    int top = lua_gettop(L);
+    bool have_opts = top >= 2 && lua_type(L, top) == LUA_TTABLE;
+    luop_diff_opts(L, have_opts ? top : 0, &o, &stats);
+    if (have_opts) lua_settop(L, top - 1);
     Point a, b;
     diff_points(L, kp, &a, &b);
     StrBuf sb;
     sb_init(&sb);
     DiffStats st;
-    diff_text(L, kp, a, b, &sb, &st);
+    diff_text(L, kp, a, b, &o, &sb, &st);
     if (st.added == 0 && st.removed == 0) sb_puts(&sb, "the two points are the same graph\n");
     if (object) push_text(L, "diff", sb_str(&sb));
     else lua_pushstring(L, sb_str(&sb));

@@ -191,25 +191,31 @@ static void diff_check_keys(lua_State *L, int t) {
  * context = N as diff -U N (0: changed lines only; default 3); side = true
  * puts a and b in two columns that fit width (default 100).  The counts come
  * back only when asked for, so print(uop.diff(a, b)) prints just the diff. */
+void luop_diff_opts(lua_State *L, int t, DiffOpts *o, bool *want_stats) {
+    *o = (DiffOpts){.context = 3};
+    *want_stats = false;
+    check_opts(L, t);
+    if (lua_type(L, t) == LUA_TTABLE) {
+        diff_check_keys(L, t);
+        lua_Integer ctx = opt_int(L, t, "context", 3);
+        if (ctx < 0 || ctx > 1000000) luaL_error(L, "diff: context %I is out of range (0 to 1000000)", ctx);
+        o->context = ctx == 0 ? -1 : (int)ctx; /* DiffOpts spells "no context" as negative */
+        lua_Integer width = opt_int(L, t, "width", 100);
+        if (width < 10 || width > 100000) luaL_error(L, "diff: width %I is out of range (10 to 100000)", width);
+        o->width = (int)width;
+        o->side = diff_bool(L, t, "side");
+        o->color = diff_bool(L, t, "color");
+        *want_stats = diff_bool(L, t, "stats");
+    }
+    o->label_a = opt_string(L, t, "label_a");
+    o->label_b = opt_string(L, t, "label_b");
+}
+
 static int t_diff(lua_State *L) {
     const UOp *a = luop_check(L, 1), *b = luop_check(L, 2);
-    check_opts(L, 3);
-    bool want_stats = false;
-    DiffOpts o = {.context = 3};
-    if (lua_type(L, 3) == LUA_TTABLE) {
-        diff_check_keys(L, 3);
-        lua_Integer ctx = opt_int(L, 3, "context", 3);
-        if (ctx < 0 || ctx > 1000000) return luaL_error(L, "diff: context %I is out of range (0 to 1000000)", ctx);
-        o.context = ctx == 0 ? -1 : (int)ctx; /* DiffOpts spells "no context" as negative */
-        lua_Integer width = opt_int(L, 3, "width", 100);
-        if (width < 10 || width > 100000) return luaL_error(L, "diff: width %I is out of range (10 to 100000)", width);
-        o.width = (int)width;
-        o.side = diff_bool(L, 3, "side");
-        o.color = diff_bool(L, 3, "color");
-        want_stats = diff_bool(L, 3, "stats");
-    }
-    o.label_a = opt_string(L, 3, "label_a");
-    o.label_b = opt_string(L, 3, "label_b");
+    bool want_stats;
+    DiffOpts o;
+    luop_diff_opts(L, 3, &o, &want_stats);
     StrBuf sb;
     sb_init(&sb);
     DiffStats st = uop_diff_text(&sb, a, b, &o);

@@ -274,7 +274,7 @@ static int diff_method(lua_State *L, bool object) {
     bool stats;
     int top = lua_gettop(L);
     bool have_opts = top >= 2 && lua_type(L, top) == LUA_TTABLE;
-    luop_diff_opts(L, have_opts ? top : 0, &o, &stats);
+    luop_diff_opts(L, have_opts ? top : top + 1, &o, &stats);
     if (have_opts) lua_settop(L, top - 1);
     Point a, b;
     diff_points(L, kp, &a, &b);

@@ -125,7 +125,9 @@ static void write_dot_file(lua_State *L, const char *text, const char *path) {
     if (!dot_render(text, ext, path, err, sizeof err)) luaL_error(L, "dot: %s", err);
 }
 
-/* uop.dot(u [, {file=, focus=, radius=, keep_consts=, title=}]) -> DOT text */
+/* uop.dot(u [, {file=, focus=, radius=, keep_consts=, title=}]) -> DOT text;
+ * with file=, the graph is written there (svg/png/pdf by the extension,
+ * .dot as text) and the result is "wrote FILE" */
 static int t_dot(lua_State *L) {
     const UOp *u = luop_check(L, 1);
     check_opts(L, 2);
@@ -148,7 +150,9 @@ static int t_dot(lua_State *L) {
     sb_init(&sb);
     uop_dot(&sb, u, &o);
     push_sb(L, &sb);
-    if (file) write_dot_file(L, lua_tostring(L, -1), file);
+    if (!file) return 1;
+    write_dot_file(L, lua_tostring(L, -1), file);
+    lua_pushfstring(L, "wrote %s", file);
     return 1;
 }
 

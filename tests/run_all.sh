@@ -50,6 +50,7 @@ if [ -x tests/repl/run.sh ]; then run_counted "repl" tests/repl/run.sh "$build/u
 if [ -x tests/layers/run.sh ]; then run_counted "layers" tests/layers/run.sh; fi
 if [ -x tests/setup/run.sh ]; then run_counted "setup (make, no deps)" tests/setup/run.sh; fi
 if [ -x tests/docs/run.sh ]; then run_counted "docs (stage table)" tests/docs/run.sh "$build"; fi
+if [ -f tests/readme/run.lua ]; then run_counted "readme walkthroughs" "$build/uopdb" tests/readme/run.lua "$build/uopdb"; fi
 if [ -f tests/lua/require_test.lua ]; then
     # one check: the module loads into a stock lua5.4 and works there; a
     # sanitized module needs the sanitizer runtimes preloaded into lua5.4

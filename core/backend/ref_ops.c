@@ -5,6 +5,10 @@
  * (double)(float), as scalar_from_float does; an int32 result wraps as
  * dt_wrap_int does), so the results are bit for bit those of scalar_eval; any
  * other dtype or op goes through scalar_eval element by element. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the block loops vectorise with GCC's cheap cost model, not with -O2's very cheap one */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=cheap")
+#endif
 #include "ref_ops.h"
 #include "scalar_eval.h"
 
@@ -39,14 +43,14 @@ static inline int64_t wrap32(uint64_t x) {
 /* float32 (R = (double)(float)) or float64 (R = nothing) arithmetic */
 #define FLOAT_OPS(R)                                                                   \
     switch (op) {                                                                      \
-    case OP_ADD: LOOP(out[t].f = R(a[t].f + b[t].f));                                  \
-    case OP_SUB: LOOP(out[t].f = R(a[t].f - b[t].f));                                  \
-    case OP_MUL: LOOP(out[t].f = R(a[t].f * b[t].f));                                  \
-    case OP_FDIV: LOOP(out[t].f = R(a[t].f / b[t].f));                                 \
-    case OP_NEG: LOOP(out[t].f = R(-a[t].f));                                          \
+    case OP_ADD: LOOP(of[t] = R(af[t] + bf[t]));                                  \
+    case OP_SUB: LOOP(of[t] = R(af[t] - bf[t]));                                  \
+    case OP_MUL: LOOP(of[t] = R(af[t] * bf[t]));                                  \
+    case OP_FDIV: LOOP(of[t] = R(af[t] / bf[t]));                                 \
+    case OP_NEG: LOOP(of[t] = R(-af[t]));                                          \
     case OP_MAX:                                                                       \
-        LOOP(double x = a[t].f; double y = b[t].f;                                     \
-             out[t].f = R(x > y ? x : (y > x ? y : (isnan(x) ? x : y))));              \
+        LOOP(double x = af[t]; double y = bf[t];                                     \
+             of[t] = R(x > y ? x : (y > x ? y : (isnan(x) ? x : y))));              \
     default: break;                                                                    \
     }
 #define ROUND32(x) ((double)(float)(x))
@@ -55,28 +59,35 @@ static inline int64_t wrap32(uint64_t x) {
 /* int32 (W = wrap32) or int64 (W = (int64_t)) arithmetic in uint64 */
 #define INT_OPS(W)                                                                     \
     switch (op) {                                                                      \
-    case OP_ADD: LOOP(out[t].i = W((uint64_t)a[t].i + (uint64_t)b[t].i));              \
-    case OP_SUB: LOOP(out[t].i = W((uint64_t)a[t].i - (uint64_t)b[t].i));              \
-    case OP_MUL: LOOP(out[t].i = W((uint64_t)a[t].i * (uint64_t)b[t].i));              \
-    case OP_AND: LOOP(out[t].i = W((uint64_t)a[t].i & (uint64_t)b[t].i));              \
-    case OP_OR: LOOP(out[t].i = W((uint64_t)a[t].i | (uint64_t)b[t].i));               \
-    case OP_XOR: LOOP(out[t].i = W((uint64_t)a[t].i ^ (uint64_t)b[t].i));              \
-    case OP_MAX: LOOP(out[t].i = W((uint64_t)(a[t].i > b[t].i ? a[t].i : b[t].i)));    \
+    case OP_ADD: LOOP(oi[t] = W((uint64_t)ai[t] + (uint64_t)bi[t]));              \
+    case OP_SUB: LOOP(oi[t] = W((uint64_t)ai[t] - (uint64_t)bi[t]));              \
+    case OP_MUL: LOOP(oi[t] = W((uint64_t)ai[t] * (uint64_t)bi[t]));              \
+    case OP_AND: LOOP(oi[t] = W((uint64_t)ai[t] & (uint64_t)bi[t]));              \
+    case OP_OR: LOOP(oi[t] = W((uint64_t)ai[t] | (uint64_t)bi[t]));               \
+    case OP_XOR: LOOP(oi[t] = W((uint64_t)ai[t] ^ (uint64_t)bi[t]));              \
+    case OP_MAX: LOOP(oi[t] = W((uint64_t)(ai[t] > bi[t] ? ai[t] : bi[t])));    \
     default: break;                                                                    \
     }
 
-static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *a, const RefWord *b, RefWord *out, int64_t len) {
+/* out does not overlap a or b (a and b may be the same); the loops read and
+ * write the union's members through plain pointers, which vectorise */
+static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *restrict a, const RefWord *restrict b,
+                            RefWord *restrict out, int64_t len) {
+    const double *restrict af = &a->f, *restrict bf = &b->f;
+    const int64_t *restrict ai = &a->i, *restrict bi = &b->i;
+    double *restrict of = &out->f;
+    int64_t *restrict oi = &out->i;
     if (op_is(op, OPF_COMPARISON)) {
         if (kd != K_BOOL) return "";
         if (ks == K_F32 || ks == K_F64) {
-            if (op == OP_CMPLT) LOOP(out[t].i = a[t].f < b[t].f);
-            if (op == OP_CMPNE) LOOP(out[t].i = a[t].f != b[t].f);
-            if (op == OP_CMPEQ) LOOP(out[t].i = a[t].f == b[t].f);
+            if (op == OP_CMPLT) LOOP(oi[t] = af[t] < bf[t]);
+            if (op == OP_CMPNE) LOOP(oi[t] = af[t] != bf[t]);
+            if (op == OP_CMPEQ) LOOP(oi[t] = af[t] == bf[t]);
         } else if (ks == K_I32 || ks == K_I64 || ks == K_BOOL) {
             /* bools are 0 or 1: signed and unsigned order agree */
-            if (op == OP_CMPLT) LOOP(out[t].i = a[t].i < b[t].i);
-            if (op == OP_CMPNE) LOOP(out[t].i = a[t].i != b[t].i);
-            if (op == OP_CMPEQ) LOOP(out[t].i = a[t].i == b[t].i);
+            if (op == OP_CMPLT) LOOP(oi[t] = ai[t] < bi[t]);
+            if (op == OP_CMPNE) LOOP(oi[t] = ai[t] != bi[t]);
+            if (op == OP_CMPEQ) LOOP(oi[t] = ai[t] == bi[t]);
         }
         return "";
     }
@@ -86,9 +97,9 @@ static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *a, const Ref
     else if (ks == K_I32) INT_OPS(wrap32)
     else if (ks == K_I64) INT_OPS((int64_t))
     else if (ks == K_BOOL) {
-        if (op == OP_AND) LOOP(out[t].i = (a[t].i & b[t].i) != 0);
-        if (op == OP_OR) LOOP(out[t].i = (a[t].i | b[t].i) != 0);
-        if (op == OP_XOR) LOOP(out[t].i = (a[t].i ^ b[t].i) != 0);
+        if (op == OP_AND) LOOP(oi[t] = (ai[t] & bi[t]) != 0);
+        if (op == OP_OR) LOOP(oi[t] = (ai[t] | bi[t]) != 0);
+        if (op == OP_XOR) LOOP(oi[t] = (ai[t] ^ bi[t]) != 0);
     }
     return "";
 }
@@ -131,23 +142,25 @@ const char *ref_block_alu(const UOp *u, RefWord *const *src, const bool *sf, Ref
 
 void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len) {
     bool ff = dt_is_float(from);
+    double *xf = &x->f;
+    int64_t *xi = &x->i;
     switch (kind_of(to)) {
     case K_F32:
-        if (ff) for (int64_t t = 0; t < len; t++) x[t].f = (double)(float)x[t].f;
-        else for (int64_t t = 0; t < len; t++) x[t].f = (double)(float)(double)x[t].i;
+        if (ff) for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)xf[t];
+        else for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)(double)xi[t];
         return;
     case K_F64:
-        if (!ff) for (int64_t t = 0; t < len; t++) x[t].f = (double)x[t].i;
+        if (!ff) for (int64_t t = 0; t < len; t++) xf[t] = (double)xi[t];
         return;
     case K_I32:
-        if (!ff) { for (int64_t t = 0; t < len; t++) x[t].i = wrap32((uint64_t)x[t].i); return; }
+        if (!ff) { for (int64_t t = 0; t < len; t++) xi[t] = wrap32((uint64_t)xi[t]); return; }
         break;
     case K_I64:
         if (!ff) return;
         break;
     case K_BOOL:
-        if (ff) for (int64_t t = 0; t < len; t++) x[t].i = x[t].f != 0;
-        else for (int64_t t = 0; t < len; t++) x[t].i = x[t].i != 0;
+        if (ff) for (int64_t t = 0; t < len; t++) xi[t] = xf[t] != 0;
+        else for (int64_t t = 0; t < len; t++) xi[t] = xi[t] != 0;
         return;
     default: break;
     }
@@ -193,24 +206,28 @@ static inline RefWord step(const RefReduce *rd, bool fl, RefWord acc, RefWord v)
     return acc;
 }
 
-#define RED_LANES(R, F)                                                                        \
+#define RED_LANES(R)                                                                           \
     switch (rd->op) {                                                                          \
-    case OP_ADD: for (int64_t t = 0; t < len; t++) acc[t].F = R(acc[t].F + v[t].F); return;    \
-    case OP_MUL: for (int64_t t = 0; t < len; t++) acc[t].F = R(acc[t].F * v[t].F); return;    \
+    case OP_ADD: for (int64_t t = 0; t < len; t++) af[t] = R(af[t] + vf[t]); return;           \
+    case OP_MUL: for (int64_t t = 0; t < len; t++) af[t] = R(af[t] * vf[t]); return;           \
     default: break;                                                                            \
     }
 
 void ref_reduce_lanes(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len) {
     bool fl = dt_is_float(rd->dt);
+    double *restrict af = &acc->f;
+    const double *restrict vf = &v->f;
+    int64_t *restrict ai = &acc->i;
+    const int64_t *restrict vi = &v->i;
     if (fl == rd->src_float) {
         switch (kind_of(rd->dt)) {
-        case K_F32: RED_LANES(ROUND32, f) break;
-        case K_F64: RED_LANES(AS_IS, f) break;
+        case K_F32: RED_LANES(ROUND32) break;
+        case K_F64: RED_LANES(AS_IS) break;
         case K_I32:
-            if (rd->op == OP_ADD) { for (int64_t t = 0; t < len; t++) acc[t].i = wrap32((uint64_t)acc[t].i + (uint64_t)v[t].i); return; }
+            if (rd->op == OP_ADD) { for (int64_t t = 0; t < len; t++) ai[t] = wrap32((uint64_t)ai[t] + (uint64_t)vi[t]); return; }
             break;
         case K_I64:
-            if (rd->op == OP_ADD) { for (int64_t t = 0; t < len; t++) acc[t].i = (int64_t)((uint64_t)acc[t].i + (uint64_t)v[t].i); return; }
+            if (rd->op == OP_ADD) { for (int64_t t = 0; t < len; t++) ai[t] = (int64_t)((uint64_t)ai[t] + (uint64_t)vi[t]); return; }
             break;
         default: break;
         }
@@ -221,10 +238,11 @@ void ref_reduce_lanes(const RefReduce *rd, RefWord *acc, const RefWord *v, int64
 void ref_reduce_serial(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len) {
     bool fl = dt_is_float(rd->dt);
     RefWord a = *acc;
+    const double *vf = &v->f;
     if (fl == rd->src_float && rd->op == OP_ADD && kind_of(rd->dt) == K_F32) {
-        for (int64_t t = 0; t < len; t++) a.f = (double)(float)(a.f + v[t].f);
+        for (int64_t t = 0; t < len; t++) a.f = (double)(float)(a.f + vf[t]);
     } else if (fl == rd->src_float && rd->op == OP_ADD && kind_of(rd->dt) == K_F64) {
-        for (int64_t t = 0; t < len; t++) a.f = a.f + v[t].f;
+        for (int64_t t = 0; t < len; t++) a.f = a.f + vf[t];
     } else {
         for (int64_t t = 0; t < len; t++) a = step(rd, fl, a, v[t]);
     }

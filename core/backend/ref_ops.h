@@ -14,7 +14,7 @@
 /* the most elements of one block */
 enum { REF_BLOCK = 256 };
 
-/* out[t] = op(src[0][t], ...) for t < len; out may be src[0].  src_float[k]
+/* out[t] = op(src[0][t], ...) for t < len; out overlaps no source.  src_float[k]
  * says whether source k holds doubles.  NULL when every element is done;
  * otherwise what went wrong ("integer division by zero"), bad[t] set to
  * whether element t failed (its value then 0) and the others done. */
@@ -35,7 +35,7 @@ typedef struct RefReduce {
 /* false for a reduce op the reference does not know */
 bool ref_reduce_known(Op rop);
 RefWord ref_reduce_identity(const RefReduce *rd);
-/* acc[t] = acc[t] op v[t] for t < len */
+/* acc[t] = acc[t] op v[t] for t < len (acc and v do not overlap) */
 void ref_reduce_lanes(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len);
 /* *acc = (((*acc op v[0]) op v[1]) ...) op v[len-1] */
 void ref_reduce_serial(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len);

@@ -1,4 +1,8 @@
 /* ref_view.c - strided views for the tensor reference (see ref_view.h). */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the block loops vectorise with GCC's cheap cost model, not with -O2's very cheap one */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=cheap")
+#endif
 #include "ref_view.h"
 
 #include <string.h>
@@ -168,58 +172,86 @@ static bool view_at(const RefView *v, const int64_t *ix, int64_t *off) {
     return true;
 }
 
+/* ix = offset o unravelled in shape (row-major) */
+static void unravel(const RefView *w, int64_t o, int64_t *ix) {
+    for (int d = w->ndim - 1; d >= 0; d--) {
+        ix[d] = w->shape[d] ? o % w->shape[d] : 0;
+        o = w->shape[d] ? o / w->shape[d] : 0;
+    }
+}
+
+/* A chain of views, for the valid part [tlo, thi) of the outer one, whose
+ * offsets base + t sb are elements of the next view's shape: that view's
+ * index is carried along by adding sb in mixed radix (no division per
+ * element); views further in (rare) unravel each offset. */
+static void chain_block(const RefAccess *a, int64_t base, int64_t sb, int64_t tlo, int64_t thi, RefWord *out) {
+    const RefView *w = &a->views[a->nviews - 2];
+    int64_t jx[SHAPE_MAX_DIMS], dj[SHAPE_MAX_DIMS], kx[SHAPE_MAX_DIMS];
+    unravel(w, base + tlo * sb, jx);
+    unravel(w, sb < 0 ? -sb : sb, dj);
+    for (int64_t t = tlo; t < thi; t++) {
+        if (t > tlo) {
+            int carry = 0;
+            for (int d = w->ndim - 1; d >= 0; d--) {
+                if (sb >= 0) {
+                    jx[d] += dj[d] + carry;
+                    carry = jx[d] >= w->shape[d];
+                    if (carry) jx[d] -= w->shape[d];
+                } else {
+                    jx[d] -= dj[d] + carry;
+                    carry = jx[d] < 0;
+                    if (carry) jx[d] += w->shape[d];
+                }
+            }
+        }
+        int64_t off = 0;
+        bool ok = view_at(w, jx, &off);
+        for (int k = a->nviews - 3; ok && k >= 0; k--) {
+            unravel(&a->views[k], off, kx);
+            ok = view_at(&a->views[k], kx, &off);
+        }
+        if (!ok) out[t].i = 0;
+        else if (a->data) out[t] = a->data[off];
+    }
+}
+
 void ref_access_block(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out) {
     const RefView *v = &a->views[a->nviews - 1];
-    const RefWord zero = {.i = 0};
-    if (v->empty) {
-        for (int64_t t = 0; t < len; t++) out[t] = zero;
+    int64_t *o = &out->i;
+    /* the offset of the block's start, and the valid part [tlo, thi) of the block */
+    bool valid = !v->empty;
+    int64_t base = v->offset, tlo = 0, thi = len, sb = 0;
+    for (int d = 0; d < v->ndim && valid; d++) {
+        if (d == b) continue;
+        valid = idx[d] >= v->lo[d] && idx[d] < v->hi[d];
+        base += idx[d] * v->stride[d];
+    }
+    if (!valid) {
+        for (int64_t t = 0; t < len; t++) o[t] = 0;
         return;
     }
-    if (a->nviews == 1) {
-        int64_t base = v->offset;
-        for (int d = 0; d < v->ndim; d++) {
-            if (d == b) continue;
-            if (idx[d] < v->lo[d] || idx[d] >= v->hi[d]) {
-                for (int64_t t = 0; t < len; t++) out[t] = zero;
-                return;
-            }
-            base += idx[d] * v->stride[d];
-        }
-        /* the valid part of the block: [tlo, thi) */
-        int64_t tlo = 0, thi = len, sb = 0;
-        if (b >= 0) {
-            int64_t t0 = idx[b];
-            tlo = v->lo[b] - t0 < 0 ? 0 : v->lo[b] - t0 > len ? len : v->lo[b] - t0;
-            thi = v->hi[b] - t0 < tlo ? tlo : v->hi[b] - t0 > len ? len : v->hi[b] - t0;
-            base += t0 * v->stride[b];
-            sb = v->stride[b];
-        }
-        for (int64_t t = 0; t < tlo; t++) out[t] = zero;
-        for (int64_t t = thi; t < len; t++) out[t] = zero;
-        if (!a->data) return;
-        const RefWord *p = a->data;
-        if (thi <= tlo) return;
-        if (sb == 1) memcpy(out + tlo, p + base + tlo, (size_t)(thi - tlo) * sizeof *out);
-        else if (sb == 0) for (int64_t t = tlo; t < thi; t++) out[t] = p[base];
-        else for (int64_t t = tlo; t < thi; t++) out[t] = p[base + t * sb];
+    if (b >= 0) {
+        int64_t t0 = idx[b];
+        tlo = v->lo[b] - t0 < 0 ? 0 : v->lo[b] - t0 > len ? len : v->lo[b] - t0;
+        thi = v->hi[b] - t0 < tlo ? tlo : v->hi[b] - t0 > len ? len : v->hi[b] - t0;
+        base += t0 * v->stride[b];
+        sb = v->stride[b];
+    }
+    for (int64_t t = 0; t < tlo; t++) o[t] = 0;
+    for (int64_t t = thi; t < len; t++) o[t] = 0;
+    if (thi <= tlo) return;
+    if (a->nviews > 1) {
+        chain_block(a, base, sb, tlo, thi, out);
         return;
     }
-    /* a chain of views: each element through every view */
-    int64_t ix[SHAPE_MAX_DIMS], jx[SHAPE_MAX_DIMS];
-    memcpy(ix, idx, (size_t)v->ndim * sizeof *ix);
-    for (int64_t t = 0; t < len; t++) {
-        if (b >= 0) ix[b] = idx[b] + t;
-        int64_t off = 0;
-        bool ok = view_at(v, ix, &off);
-        for (int k = a->nviews - 2; ok && k >= 0; k--) {
-            const RefView *w = &a->views[k];
-            for (int d = w->ndim - 1; d >= 0; d--) {
-                jx[d] = w->shape[d] ? off % w->shape[d] : 0;
-                off = w->shape[d] ? off / w->shape[d] : 0;
-            }
-            ok = view_at(w, jx, &off);
-        }
-        if (!ok) out[t] = zero;
-        else if (a->data) out[t] = a->data[off];
+    if (!a->data) return;
+    const int64_t *p = &a->data->i;
+    if (sb == 1) {
+        memcpy(o + tlo, p + base + tlo, (size_t)(thi - tlo) * sizeof *o);
+    } else if (sb == 0) {
+        int64_t x = p[base];
+        for (int64_t t = tlo; t < thi; t++) o[t] = x;
+    } else {
+        for (int64_t t = tlo; t < thi; t++) o[t] = p[base + t * sb];
     }
 }

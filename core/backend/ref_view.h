@@ -25,6 +25,8 @@ typedef union RefWord {
     double f;
     int64_t i;
 } RefWord;
+/* an array of RefWords is also an array of doubles or of int64s (the hot loops use that) */
+_Static_assert(sizeof(RefWord) == sizeof(double) && sizeof(RefWord) == sizeof(int64_t), "RefWord is 8 bytes");
 
 typedef struct RefView {
     int ndim;

@@ -4,11 +4,11 @@
  * Some nodes are materialised into dense row-major arrays: buffers,
  * constants, reductions, CONTIGUOUS, the root, nodes with several users (so
  * shared subgraphs are computed once), and every REF_LAZY_DEPTH-th node of a
- * chain of the others.  A materialised node is computed from its region: the
- * nodes below it down to materialised ones, which are never materialised
- * themselves.  The region is compiled into a small stack program
- * (RInstr) evaluated for a block of up to REF_BLOCK elements at a time, along
- * one axis of the region's iteration space:
+ * chain of the others.  A materialised node is computed from its region:
+ * itself and the nodes below it, down to materialised ones.  The region is
+ * compiled into a small stack program (RInstr) evaluated for a block of up to
+ * REF_BLOCK elements at a time, along one axis of the region's iteration
+ * space:
  *
  * - movement ops cost nothing per element: the chain of movement ops from a
  *   materialised node up to the region's root becomes one strided view of
@@ -24,7 +24,10 @@
  *   element's in the order of its reduced elements (sequential over the
  *   reduced axes in row-major order): either a block of outputs at once,
  *   one reduced element after the other, or one output at a time, a block
- *   of its reduced elements after the other.
+ *   of its reduced elements after the other;
+ * - an element whose op fails (an integer division by zero) fails the
+ *   evaluation only if the result reads it, as element-by-element
+ *   evaluation would have it (poison, see Ref).
  *
  * Compiling a region recurses over its nodes, whose depth materialising every
  * REF_LAZY_DEPTH-th node bounds; only nodes too large to materialise (more
@@ -91,7 +94,9 @@ typedef struct Prog {
     size_t npath, cappath;
     int sp, maxsp;      /* the stack's depth in blocks while compiling, and its most */
     int need;           /* a node to materialise before this region can compile, or -1 */
-    RefWord *stack;     /* maxsp blocks */
+    RefWord *stack;     /* maxsp + 1 blocks */
+    RefWord **vs;       /* the block of each stack position (maxsp of them) */
+    RefWord *spare;     /* the block no position uses: an op's result goes there */
     RefWord *pstack;    /* the poison of each block (valid where flag[k]) */
     bool *flag;         /* whether block k has poison */
     unsigned char bad[REF_BLOCK];
@@ -173,7 +178,7 @@ static bool emit(Ref *r, Prog *g, int kind, int node, int access) {
  * the path, from the deepest up to the region's root. */
 static bool emit_access(Ref *r, Prog *g, int node, const RefWord *data, const RefWord *poison, const Shape *start,
                         int pad, int kind) {
-    int nv = 1, capv = 2;
+    int nv = 1, capv = 1;
     RefView *views = malloc((size_t)capv * sizeof *views);
     if (!views) return fail(r, r->nodes[node].u, "out of memory");
     ref_view_init(&views[0], start);
@@ -267,6 +272,7 @@ static void prog_free(Prog *g) {
     free(g->ins);
     free(g->path);
     free(g->stack);
+    free(g->vs);
     free(g->pstack);
     free(g->flag);
     memset(g, 0, sizeof *g);
@@ -279,16 +285,19 @@ static bool prog_compile(Ref *r, Prog *g, int k) {
     g->need = -1;
     if (!compile(r, g, k, 0)) return false;
     size_t blocks = (size_t)(g->maxsp ? g->maxsp : 1);
-    g->stack = malloc(blocks * REF_BLOCK * sizeof *g->stack);
+    g->stack = malloc((blocks + 1) * REF_BLOCK * sizeof *g->stack);
+    g->vs = malloc(blocks * sizeof *g->vs);
     g->pstack = malloc(blocks * REF_BLOCK * sizeof *g->pstack);
     g->flag = calloc(blocks, sizeof *g->flag);
-    if (!g->stack || !g->pstack || !g->flag) return fail(r, r->nodes[k].u, "out of memory");
+    if (!g->stack || !g->vs || !g->pstack || !g->flag) return fail(r, r->nodes[k].u, "out of memory");
+    for (size_t b = 0; b < blocks; b++) g->vs[b] = g->stack + b * REF_BLOCK;
+    g->spare = g->stack + blocks * REF_BLOCK;
     return true;
 }
 
 /* ---------------------------------------------------------------- running a region */
 
-static RefWord *slot(Prog *g, int k) { return g->stack + (size_t)k * REF_BLOCK; }
+static RefWord *slot(Prog *g, int k) { return g->vs[k]; }
 static RefWord *pslot(Prog *g, int k) { return g->pstack + (size_t)k * REF_BLOCK; }
 
 /* marks block k as having poison, starting from none */
@@ -311,7 +320,11 @@ static bool run_alu(Ref *r, Prog *g, RInstr *in, int sp, int64_t len) {
         }
     }
     const UOp *u = r->nodes[in->node].u;
-    const char *why = ref_block_alu(u, src, in->src_float, src[0], len, g->bad);
+    /* the result goes to the spare block, which then takes the first source's place */
+    RefWord *out = g->spare;
+    g->spare = g->vs[sp];
+    g->vs[sp] = out;
+    const char *why = ref_block_alu(u, src, in->src_float, out, len, g->bad);
     if (!why) return true;
     if (!in->code) {
         if (!grow((void **)&r->pnode, &r->cappoison, r->npoison, sizeof *r->pnode)) return fail(r, u, "out of memory");

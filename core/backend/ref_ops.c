@@ -34,39 +34,39 @@ static inline int64_t wrap32(uint64_t x) {
     return (int64_t)((m ^ 0x80000000u) - 0x80000000u);
 }
 
-#define LOOP(body)                               \
-    do {                                         \
-        for (int64_t t = 0; t < len; t++) { body; } \
-        return NULL;                             \
+#define LOOP(body)                                                                             \
+    do {                                                                                       \
+        for (int64_t t = 0; t < len; t++) { body; }                                            \
+        return NULL;                                                                           \
     } while (0)
 
 /* float32 (R = (double)(float)) or float64 (R = nothing) arithmetic */
-#define FLOAT_OPS(R)                                                                   \
-    switch (op) {                                                                      \
-    case OP_ADD: LOOP(of[t] = R(af[t] + bf[t]));                                  \
-    case OP_SUB: LOOP(of[t] = R(af[t] - bf[t]));                                  \
-    case OP_MUL: LOOP(of[t] = R(af[t] * bf[t]));                                  \
-    case OP_FDIV: LOOP(of[t] = R(af[t] / bf[t]));                                 \
-    case OP_NEG: LOOP(of[t] = R(-af[t]));                                          \
-    case OP_MAX:                                                                       \
-        LOOP(double x = af[t]; double y = bf[t];                                     \
-             of[t] = R(x > y ? x : (y > x ? y : (isnan(x) ? x : y))));              \
-    default: break;                                                                    \
+#define FLOAT_OPS(R)                                                                           \
+    switch (op) {                                                                              \
+    case OP_ADD: LOOP(of[t] = R(af[t] + bf[t]));                                               \
+    case OP_SUB: LOOP(of[t] = R(af[t] - bf[t]));                                               \
+    case OP_MUL: LOOP(of[t] = R(af[t] * bf[t]));                                               \
+    case OP_FDIV: LOOP(of[t] = R(af[t] / bf[t]));                                              \
+    case OP_NEG: LOOP(of[t] = R(-af[t]));                                                      \
+    case OP_MAX:                                                                               \
+        LOOP(double x = af[t]; double y = bf[t];                                               \
+             of[t] = R(x > y ? x : (y > x ? y : (isnan(x) ? x : y))));                         \
+    default: break;                                                                            \
     }
 #define ROUND32(x) ((double)(float)(x))
 #define AS_IS(x) (x)
 
 /* int32 (W = wrap32) or int64 (W = (int64_t)) arithmetic in uint64 */
-#define INT_OPS(W)                                                                     \
-    switch (op) {                                                                      \
-    case OP_ADD: LOOP(oi[t] = W((uint64_t)ai[t] + (uint64_t)bi[t]));              \
-    case OP_SUB: LOOP(oi[t] = W((uint64_t)ai[t] - (uint64_t)bi[t]));              \
-    case OP_MUL: LOOP(oi[t] = W((uint64_t)ai[t] * (uint64_t)bi[t]));              \
-    case OP_AND: LOOP(oi[t] = W((uint64_t)ai[t] & (uint64_t)bi[t]));              \
-    case OP_OR: LOOP(oi[t] = W((uint64_t)ai[t] | (uint64_t)bi[t]));               \
-    case OP_XOR: LOOP(oi[t] = W((uint64_t)ai[t] ^ (uint64_t)bi[t]));              \
-    case OP_MAX: LOOP(oi[t] = W((uint64_t)(ai[t] > bi[t] ? ai[t] : bi[t])));    \
-    default: break;                                                                    \
+#define INT_OPS(W)                                                                             \
+    switch (op) {                                                                              \
+    case OP_ADD: LOOP(oi[t] = W((uint64_t)ai[t] + (uint64_t)bi[t]));                           \
+    case OP_SUB: LOOP(oi[t] = W((uint64_t)ai[t] - (uint64_t)bi[t]));                           \
+    case OP_MUL: LOOP(oi[t] = W((uint64_t)ai[t] * (uint64_t)bi[t]));                           \
+    case OP_AND: LOOP(oi[t] = W((uint64_t)ai[t] & (uint64_t)bi[t]));                           \
+    case OP_OR: LOOP(oi[t] = W((uint64_t)ai[t] | (uint64_t)bi[t]));                            \
+    case OP_XOR: LOOP(oi[t] = W((uint64_t)ai[t] ^ (uint64_t)bi[t]));                           \
+    case OP_MAX: LOOP(oi[t] = W((uint64_t)(ai[t] > bi[t] ? ai[t] : bi[t])));                   \
+    default: break;                                                                            \
     }
 
 /* out does not overlap a or b (a and b may be the same); the loops read and

@@ -1,7 +1,10 @@
-/* commands.c - the colon commands of the REPL. */
+/* commands.c - the colon commands of the REPL.  A command on the current
+ * kernel is Lua code that returns what to show (text objects, shown by
+ * their kind through output.h, paged when long). */
 #include "commands.h"
 #include "complete.h"
 #include "eval.h"
+#include "output.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +14,21 @@
 
 static const char help_text[] =
     "Type Lua; the value of an expression is printed.  Unfinished input continues\n"
-    "on the next line (prompt \"   ...> \").  Tab completes names, fields and methods.\n"
+    "on the next line (prompt \"   ...> \"; Ctrl-C drops it).  Tab completes names,\n"
+    "fields, methods, commands and their arguments.  The prompt names the current\n"
+    "kernel and its point: \"uopdb r_3_3_3@15> \" (stage 15), \"r_3_3_3@15.3\" (after\n"
+    "rewrite 3 of stage 15).  Errors show one line; :trace shows the last one's\n"
+    "stack traceback (uopdb -v shows them always).\n"
     "\n"
-    "Commands:\n"
-    "  :help              this text\n"
+    "Commands (:help CMD explains one, with examples):\n"
+    "  :help [CMD]        this text, or what CMD does\n"
     "  :load FILE         run a Lua file in this session\n"
     "  :complete TEXT     list the completions of TEXT\n"
+    "  :trace             the last error again, with its stack traceback\n"
     "  :quit, :q          leave (Ctrl-D too)\n"
     "\n"
     "On the current kernel (the last one compiled, picked or stepped):\n"
+    "  :kernel [N]        the kernels of its program; :kernel N picks kernel N\n"
     "  :stages            the 22 stages: nodes before/after, rewrites, ms, changed\n"
     "  :step  :back       the next / previous stage      :goto N   stage N (0..22)\n"
     "  :next  :prev       the next / previous rewrite    :goto N.R after rewrite R of stage N\n"
@@ -50,6 +59,133 @@ static const char help_text[] =
     "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n";
 
+/* what :help CMD says; the order is the overview's */
+static const CommandInfo commands[] = {
+    {"help", "h", ARGS_COMMAND, ":help | :help CMD",
+     "Without CMD: the commands, the uop module and the methods of tensors and\n"
+     "kernels.  With CMD: what that command does, with examples.",
+     ":help           -- everything, briefly\n"
+     ":help goto      -- what :goto does"},
+    {"load", NULL, ARGS_FILE, ":load FILE",
+     "Runs a Lua file in this session: its globals stay defined afterwards.",
+     ":load samples/matmul3x3.lua"},
+    {"complete", NULL, ARGS_TEXT, ":complete TEXT",
+     "Lists what Tab would offer at the end of TEXT, one per line.",
+     ":complete uop.co       -- uop.compile, uop.const, ...\n"
+     ":complete k:se         -- k:seek, k:select\n"
+     ":complete :break op AD -- ADD"},
+    {"trace", NULL, ARGS_NONE, ":trace",
+     "Shows the last error again with its stack traceback.  Errors are shown as\n"
+     "one line (\"stdin:1: message\"); uopdb -v shows every traceback.",
+     "error(\"boom\")  -- stdin:1: boom\n"
+     ":trace         -- stdin:1: boom, then stack traceback: ..."},
+    {"quit", "q", ARGS_NONE, ":quit | :q",
+     "Leaves uopdb, as Ctrl-D does (:exit too).",
+     ":q"},
+    {"kernel", NULL, ARGS_KERNEL, ":kernel | :kernel N",
+     "Without N: the kernels of the current kernel's program, the current one\n"
+     "marked with >.  With N: kernel N of that program becomes the current kernel,\n"
+     "the one the other commands act on (uop.current():program():kernel(N):select()).",
+     ":kernel        -- > 1  Kernel r_4_4 at stage 0 ...\n"
+     ":kernel 2      -- the second kernel (e.g. of a softmax) becomes current"},
+    {"stages", NULL, ARGS_NONE, ":stages",
+     "The 22 stages of the current kernel: nodes before and after, rewrites, time,\n"
+     "whether it changed the kernel, and whether the stage is written; > marks\n"
+     "the current stage.  Runs every stage that has not run yet.",
+     ":stages"},
+    {"step", NULL, ARGS_NONE, ":step",
+     "Moves the current kernel to the next stage and says what it did.",
+     ":step"},
+    {"back", NULL, ARGS_NONE, ":back",
+     "Moves the current kernel back to the previous stage (from a rewrite point:\n"
+     "to the stage before it).",
+     ":back"},
+    {"goto", NULL, ARGS_STAGE, ":goto N | :goto N.R",
+     "Moves the current kernel to stage N (0 is the kernel as scheduled, 22 the\n"
+     "last stage), or to the rewrite point N.R: right after rewrite R of stage N\n"
+     "(N.0 is the kernel before stage N's first rewrite).  Stages run as needed.",
+     ":goto 15       -- stage 15 (lower index dtype)\n"
+     ":goto 15.3     -- after the third rewrite of stage 15\n"
+     ":goto 0        -- back to the kernel as scheduled"},
+    {"next", NULL, ARGS_NONE, ":next",
+     "Moves to the next single rewrite, across stage boundaries.",
+     ":goto 15.0\n"
+     ":next          -- now at 15.1: right after the first rewrite"},
+    {"prev", NULL, ARGS_NONE, ":prev",
+     "Moves to the previous single rewrite, across stage boundaries.",
+     ":prev"},
+    {"break", NULL, ARGS_BREAK, ":break rule NAME | :break op OP | :break node ID",
+     "Sets a breakpoint on the current kernel: a rewrite by the rule NAME, a\n"
+     "rewrite of or to a node with op OP, or one with node ID among its sources.\n"
+     ":continue then runs to the next rewrite that hits one.",
+     ":break rule mul_to_add\n"
+     ":break op ADD\n"
+     ":break node 173      -- or %173"},
+    {"breaks", NULL, ARGS_NONE, ":breaks",
+     "Lists the breakpoints of the current kernel with their numbers.",
+     ":breaks"},
+    {"delete", NULL, ARGS_NONE, ":delete N",
+     "Deletes breakpoint N (see :breaks).",
+     ":delete 1"},
+    {"continue", "c", ARGS_NONE, ":continue | :c",
+     "Runs from the current point to the next rewrite that hits a breakpoint,\n"
+     "stops right after it and shows what it changed.",
+     ":break rule mul_to_add\n"
+     ":goto 0\n"
+     ":continue"},
+    {"print", NULL, ARGS_NONE, ":print",
+     "The IR of the current kernel at its current point, as a listing.",
+     ":print"},
+    {"diff", NULL, ARGS_STAGES, ":diff | :diff B | :diff A B",
+     "What changed: without arguments the current point against the point before\n"
+     "it; with B, stage B against the stage before it; with A and B, stage A\n"
+     "against stage B.  Nodes keep their ids, so only what changed differs.",
+     ":diff          -- what the current stage (or rewrite) changed\n"
+     ":diff 15       -- stage 14 vs stage 15\n"
+     ":diff 4 16     -- stage 4 vs stage 16"},
+    {"rules", NULL, ARGS_STAGE, ":rules | :rules N",
+     "Which rules fired in stage N (default: the current stage), how often, and\n"
+     "where each is written.",
+     ":rules 15"},
+    {"rewrites", NULL, ARGS_STAGE, ":rewrites | :rewrites N",
+     "Every rewrite of stage N (default: the current stage) in order: its number\n"
+     "(for :goto N.R), the rule, and the nodes before and after.",
+     ":rewrites 15\n"
+     ":goto 15.6     -- stand right after rewrite 6"},
+    {"dot", NULL, ARGS_FILE, ":dot | :dot FILE",
+     "The current point as a Graphviz graph: DOT text, or written to FILE (.svg,\n"
+     ".png and .pdf need Graphviz's dot program; .dot is the text).",
+     ":dot\n"
+     ":dot kernel.svg"},
+    {"llvm", NULL, ARGS_NONE, ":llvm",
+     "The kernel's LLVM IR before and after -O2.",
+     ":llvm"},
+    {"asm", NULL, ARGS_NONE, ":asm",
+     "The kernel's host assembly.",
+     ":asm"},
+    {"run", NULL, ARGS_NONE, ":run",
+     "Runs the current kernel's program through the JIT and validates every\n"
+     "output against the reference.",
+     ":run"},
+    {"check", NULL, ARGS_STAGE, ":check | :check N",
+     "Runs the kernel as it is at stage N (default: the current stage) on real\n"
+     "data and compares its output with the reference.",
+     ":check 4\n"
+     ":check 22"},
+    {"bisect", NULL, ARGS_NONE, ":bisect",
+     "Checks the kernel at its stages on real data to find the first wrong stage,\n"
+     "then the single rewrite in it after which the output is wrong: its rule,\n"
+     "where the rule is written, and the nodes before and after.",
+     ":bisect\n"
+     ":goto 15.6     -- stand right after the culprit\n"
+     ":diff          -- exactly what it changed"},
+};
+
+const CommandInfo *command_list(size_t *n) {
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
+}
+
 bool command_is(const char *line) {
     while (*line == ' ' || *line == '\t') line++;
     return *line == ':';
@@ -63,7 +199,7 @@ static char *trim(char *s) {
     return s;
 }
 
-/* true if s is empty or one or two integers */
+/* true if s is empty or up to max integers */
 static bool int_args(const char *s, int max) {
     int n = 0;
     while (*s) {
@@ -78,25 +214,39 @@ static bool int_args(const char *s, int max) {
     return n <= max;
 }
 
+#define NO_KERNEL \
+    "local k = uop.current()\n" \
+    "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n"
+
+/* Runs Lua code on uop.current() as k and shows what it returns. */
+static void on_kernel(lua_State *L, const char *call) {
+    StrBuf code;
+    sb_init(&code);
+    sb_puts(&code, NO_KERNEL);
+    sb_puts(&code, call);
+    eval_command(L, sb_str(&code), "=:command");
+    sb_free(&code);
+}
+
 /* Runs a kernel command as Lua on uop.current(); false if name is not one. */
 static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     static const struct {
         const char *name, *call;
         int nargs; /* integer arguments allowed; -1: one optional file name */
     } cmds[] = {
-        {"stages", "print(k:stages())", 0},
-        {"step", "print(k:step())", 0},
-        {"back", "print(k:back())", 0},
+        {"stages", "return k:stages()", 0},
+        {"step", "return k:step()", 0},
+        {"back", "return k:back()", 0},
         {"print", "k:print()", 0},
-        {"diff", "print(k:diff(%s))", 2},
-        {"rules", "print(k:rules(%s))", 1},
-        {"dot", "local f = %s; print(k:dot(f))", -1},
-        {"llvm", "print(k:llvm())", 0},
-        {"asm", "print(k:asm())", 0},
-        {"check", "print(k:check(%s))", 1},
-        {"rewrites", "print(k:rewrites(%s))", 1},
-        {"bisect", "print(select(3, k:bisect()))", 0},
-        {"run", "local _, rep = k:program():run{validate = true}; print(rep)", 0},
+        {"diff", "return k:diff(%s)", 2},
+        {"rules", "return k:rules(%s)", 1},
+        {"dot", "local f = %s; return k:dot(f)", -1},
+        {"llvm", "return k:llvm()", 0},
+        {"asm", "return k:asm()", 0},
+        {"check", "return k:check(%s)", 1},
+        {"rewrites", "return k:rewrites(%s)", 1},
+        {"bisect", "return (select(3, k:bisect()))", 0},
+        {"run", "local _, rep = k:program():run{validate = true}; return rep", 0},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;
@@ -132,28 +282,15 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
                 in_num = true;
             }
         }
-        StrBuf code;
-        sb_init(&code);
-        sb_puts(&code, "local k = uop.current()\n"
-                       "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n");
-        sb_printf(&code, cmds[i].call, sb_str(&args));
-        eval_string(L, sb_str(&code), "=:command");
-        sb_free(&code);
+        StrBuf call;
+        sb_init(&call);
+        sb_printf(&call, cmds[i].call, sb_str(&args));
+        on_kernel(L, sb_str(&call));
+        sb_free(&call);
         sb_free(&args);
         return true;
     }
     return false;
-}
-
-/* Runs Lua code on uop.current() as k. */
-static void on_kernel(lua_State *L, const char *call) {
-    StrBuf code;
-    sb_init(&code);
-    sb_puts(&code, "local k = uop.current()\n"
-                   "if not k then io.stderr:write(\"no current kernel: compile a tensor first, e.g. p = uop.compile(t)\\n\") return end\n");
-    sb_puts(&code, call);
-    eval_string(L, sb_str(&code), "=:command");
-    sb_free(&code);
 }
 
 static bool all_digits(const char *s) {
@@ -163,9 +300,10 @@ static bool all_digits(const char *s) {
     return true;
 }
 
-/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue; false if name is none of them */
+/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N];
+ * false if name is none of them */
 static bool debug_command(lua_State *L, const char *name, const char *rest) {
-    char call[512];
+    char call[768];
     if (!strcmp(name, "goto")) {
         char stage[32] = "", rw[32] = "";
         const char *dot = strchr(rest, '.');
@@ -180,13 +318,13 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
                     uopdb_lua_stage_count());
             return true;
         }
-        snprintf(call, sizeof call, dot ? "print(k:seek(%s, %s))" : "print(k:seek(%s))", stage, rw);
+        snprintf(call, sizeof call, dot ? "return k:seek(%s, %s)" : "return k:seek(%s)", stage, rw);
     } else if (!strcmp(name, "next") || !strcmp(name, "prev")) {
         if (*rest) {
             fprintf(stderr, ":%s takes no arguments\n", name);
             return true;
         }
-        snprintf(call, sizeof call, "print(k:%s())", name);
+        snprintf(call, sizeof call, "return k:%s()", name);
     } else if (!strcmp(name, "break")) {
         char kind[16] = "", arg[256] = "";
         if (sscanf(rest, "%15s %255s", kind, arg) != 2 || (strcmp(kind, "rule") && strcmp(kind, "op") && strcmp(kind, "node")) ||
@@ -200,23 +338,73 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
                 return true;
             }
         if (!strcmp(kind, "node"))
-            snprintf(call, sizeof call, "print('breakpoint ' .. k:breakpoint{node = %s})", arg[0] == '%' ? arg + 1 : arg);
-        else snprintf(call, sizeof call, "print('breakpoint ' .. k:breakpoint{%s = \"%s\"})", kind, arg);
+            snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{node = %s}", arg[0] == '%' ? arg + 1 : arg);
+        else snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{%s = \"%s\"}", kind, arg);
     } else if (!strcmp(name, "breaks")) {
-        snprintf(call, sizeof call, "print(k:breakpoints())");
+        snprintf(call, sizeof call, "return k:breakpoints()");
     } else if (!strcmp(name, "delete")) {
-        if (!all_digits(rest)) {
+        if (!all_digits(rest) || strlen(rest) > 18) {
             fprintf(stderr, ":delete takes a breakpoint number (see :breaks)\n");
             return true;
         }
-        snprintf(call, sizeof call, "print(k:delete(%s) and 'deleted breakpoint %s' or 'no breakpoint %s')", rest, rest, rest);
+        snprintf(call, sizeof call, "return k:delete(%s) and 'deleted breakpoint %s' or 'no breakpoint %s'", rest, rest, rest);
     } else if (!strcmp(name, "continue") || !strcmp(name, "c")) {
-        snprintf(call, sizeof call, "local at, why = k:continue()\nif at then print(at) k:diff() else print(why) end");
+        snprintf(call, sizeof call, "local at, why = k:continue()\nif at then return at, k:diff() else return why end");
+    } else if (!strcmp(name, "kernel")) {
+        if (*rest && (!all_digits(rest) || strlen(rest) > 9)) {
+            fprintf(stderr, ":kernel takes a kernel number, e.g. :kernel 2 (:kernel lists them)\n");
+            return true;
+        }
+        if (*rest) snprintf(call, sizeof call, "return k:program():kernel(%s):select()", rest);
+        else
+            snprintf(call, sizeof call,
+                     "local lines = {}\n"
+                     "for i, kk in ipairs(k:program():kernels()) do\n"
+                     "  lines[i] = string.format('%%s %%d  %%s', kk == k and '>' or ' ', i, tostring(kk))\n"
+                     "end\n"
+                     "return table.concat(lines, '\\n')");
     } else {
         return false;
     }
     on_kernel(L, call);
     return true;
+}
+
+/* :help CMD */
+static void help_command(const char *name) {
+    if (*name == ':') name++;
+    if (!strcmp(name, "exit")) name = "quit";
+    size_t n;
+    const CommandInfo *cmds = command_list(&n);
+    const CommandInfo *c = NULL;
+    for (size_t i = 0; i < n && !c; i++)
+        if (!strcmp(cmds[i].name, name) || (cmds[i].alias && !strcmp(cmds[i].alias, name))) c = &cmds[i];
+    if (!c) {
+        fprintf(stderr, "no command ':%s' (:help lists them)\n", name);
+        return;
+    }
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s\n", c->usage);
+    for (const char *p = c->about; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        sb_puts(&sb, "  ");
+        sb_putn(&sb, p, len);
+        sb_putc(&sb, '\n');
+        p += len + (nl ? 1 : 0);
+    }
+    sb_puts(&sb, "Examples:\n");
+    for (const char *p = c->examples; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        sb_puts(&sb, "  ");
+        sb_putn(&sb, p, len);
+        sb_putc(&sb, '\n');
+        p += len + (nl ? 1 : 0);
+    }
+    output_emit(sb_str(&sb), sb.len);
+    sb_free(&sb);
 }
 
 CommandResult command_run(lua_State *L, const char *line) {
@@ -242,7 +430,8 @@ CommandResult command_run(lua_State *L, const char *line) {
         return CMD_QUIT;
     }
     if (strcmp(name, "help") == 0 || strcmp(name, "h") == 0) {
-        fputs(help_text, stdout);
+        if (*rest) help_command(rest);
+        else output_emit(help_text, sizeof help_text - 1);
     } else if (strcmp(name, "load") == 0) {
         if (!*rest) {
             fprintf(stderr, ":load needs a file name, e.g. :load samples/first.lua\n");
@@ -250,10 +439,32 @@ CommandResult command_run(lua_State *L, const char *line) {
             eval_file(L, rest);
         }
     } else if (strcmp(name, "complete") == 0) {
+        /* the text as typed, trailing blanks included (":complete :break " lists rule, op, node) */
+        const char *text = strstr(line, "complete") + strlen("complete");
+        while (*text == ' ' || *text == '\t') text++;
         char **list;
-        size_t n = complete_word(L, rest, &list);
-        for (size_t i = 0; i < n; i++) printf("%s\n", list[i]);
+        size_t start;
+        size_t n = complete_line(L, text, &start, &list);
+        StrBuf sb;
+        sb_init(&sb);
+        for (size_t i = 0; i < n; i++) sb_printf(&sb, "%s\n", list[i]);
         complete_free(list, n);
+        if (sb.len) output_emit(sb.data, sb.len);
+        sb_free(&sb);
+    } else if (strcmp(name, "trace") == 0) {
+        if (eval_push_last_error(L)) {
+            size_t len;
+            const char *t = lua_tolstring(L, -1, &len);
+            StrBuf sb;
+            sb_init(&sb);
+            sb_putn(&sb, t, len);
+            sb_putc(&sb, '\n');
+            lua_pop(L, 1);
+            output_emit(sb.data ? sb.data : "", sb.len);
+            sb_free(&sb);
+        } else {
+            fprintf(stderr, "no error yet\n");
+        }
     } else if (debug_command(L, name, rest)) {
         /* ran (or reported its error) */
     } else if (kernel_command(L, name, rest)) {

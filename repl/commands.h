@@ -1,10 +1,35 @@
-/* commands.h - the REPL's colon commands (:help, :load FILE, :quit, ...). */
+/* commands.h - the REPL's colon commands (:help, :load FILE, :goto N, ...). */
 #ifndef UOPDB_REPL_COMMANDS_H
 #define UOPDB_REPL_COMMANDS_H
 #include <lua.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum CommandResult { CMD_CONTINUE, CMD_QUIT } CommandResult;
+
+/* What a command's arguments are, for completion. */
+typedef enum CommandArgs {
+    ARGS_NONE,
+    ARGS_STAGE,   /* one stage number */
+    ARGS_STAGES,  /* up to two stage numbers */
+    ARGS_BREAK,   /* rule NAME | op OP | node ID */
+    ARGS_FILE,    /* a file name */
+    ARGS_COMMAND, /* a command name */
+    ARGS_KERNEL,  /* a kernel number of the current program */
+    ARGS_TEXT,    /* anything */
+} CommandArgs;
+
+typedef struct CommandInfo {
+    const char *name;     /* "goto" */
+    const char *alias;    /* another name ("q" for quit), or NULL */
+    CommandArgs args;
+    const char *usage;    /* ":goto N | :goto N.R" */
+    const char *about;    /* what it does, lines of text */
+    const char *examples; /* lines "COMMAND  -- what it does" */
+} CommandInfo;
+
+/* Every command, in the order :help lists them. */
+const CommandInfo *command_list(size_t *n);
 
 /* Runs the command line (starting with ':').  Unknown commands print a
  * message to stderr and continue. */

@@ -1,11 +1,19 @@
-/* complete.c - completion candidates, see complete.h.  Only raw lookups
- * are used, so completing never runs user code (no __index functions). */
+/* complete.c - completion candidates, see complete.h.  Lua names are
+ * found by raw lookups only, so completing them never runs user code (no
+ * __index functions); the rule names after ":break rule" come from the
+ * current kernel's rewrites. */
 #include "complete.h"
+#include "commands.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <lauxlib.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/util/strbuf.h"
+#include "../scripting/uopdb_lua.h"
+
 
 static const char *const keywords[] = {
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
@@ -67,7 +75,55 @@ static void raw_field(lua_State *L, const char *k, size_t n) {
     lua_replace(L, v);
 }
 
-/* protected: (word) -> sorted list of completions */
+/* A list of completions being built: strings, kept unique. */
+typedef struct Matches {
+    char **items;
+    size_t n, cap;
+    bool oom;
+} Matches;
+
+static void matches_add(Matches *m, const char *s, size_t len) {
+    if (m->oom) return;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 32;
+        char **items = realloc(m->items, cap * sizeof *items);
+        if (!items) { m->oom = true; return; }
+        m->items = items;
+        m->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) { m->oom = true; return; }
+    memcpy(copy, s, len);
+    copy[len] = 0;
+    m->items[m->n++] = copy;
+}
+
+static int compare_strings(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* sorts and drops duplicates; hands the list over (count returned) */
+static size_t matches_finish(Matches *m, char ***out) {
+    if (m->oom) {
+        complete_free(m->items, m->n);
+        *out = NULL;
+        return 0;
+    }
+    if (m->n > 1) qsort(m->items, m->n, sizeof *m->items, compare_strings);
+    size_t k = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (k && strcmp(m->items[k - 1], m->items[i]) == 0) free(m->items[i]);
+        else m->items[k++] = m->items[i];
+    }
+    if (k == 0) {
+        free(m->items);
+        m->items = NULL;
+    }
+    *out = m->items;
+    return k;
+}
+
+/* protected: (word) -> the set of completions {[string] = true} */
 static int candidates(lua_State *L) {
     const char *word = luaL_checkstring(L, 1);
     lua_newtable(L); /* set of results */
@@ -109,51 +165,237 @@ static int candidates(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    /* set -> sorted list */
-    lua_newtable(L);
-    int list = lua_gettop(L);
-    lua_Integer n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, out)) {
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, list, ++n);
-    }
-    for (lua_Integer i = 2; i <= n; i++) {
-        lua_rawgeti(L, list, i);
-        lua_Integer j = i - 1;
-        for (; j >= 1; j--) {
-            lua_rawgeti(L, list, j);
-            if (strcmp(lua_tostring(L, -1), lua_tostring(L, -2)) <= 0) { lua_pop(L, 1); break; }
-            lua_rawseti(L, list, j + 1);
-        }
-        lua_rawseti(L, list, j + 1);
-    }
+    lua_settop(L, out);
     return 1;
+}
+
+/* the string keys of the table on top added to m; pops it */
+static void add_set(lua_State *L, Matches *m) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            matches_add(m, s, len);
+        }
+    }
+    lua_pop(L, 1);
 }
 
 size_t complete_word(lua_State *L, const char *word, char ***out) {
     *out = NULL;
     int top = lua_gettop(L);
-    if (!lua_checkstack(L, 4)) return 0;
+    if (!lua_checkstack(L, 8)) return 0;
     lua_pushcfunction(L, candidates);
     lua_pushstring(L, word);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) { lua_settop(L, top); return 0; }
-    size_t n = (size_t)lua_rawlen(L, -1), got = 0;
-    char **list = n ? calloc(n, sizeof *list) : NULL;
-    for (size_t i = 0; list && i < n; i++) {
-        lua_rawgeti(L, -1, (lua_Integer)i + 1);
-        const char *s = lua_tostring(L, -1);
-        list[got] = s ? strdup(s) : NULL;
-        if (list[got]) got++;
-        lua_pop(L, 1);
-    }
+    Matches m = {0};
+    add_set(L, &m);
     lua_settop(L, top);
-    *out = list;
-    return got;
+    return matches_finish(&m, out);
 }
 
 void complete_free(char **list, size_t n) {
     for (size_t i = 0; i < n; i++) free(list[i]);
     free(list);
+}
+
+/* ---- colon commands ---- */
+
+/* names the debugger knows, by asking the module (a list of strings):
+ * "ops" the op names, "rules" the rules of the current kernel (inserted,
+ * and fired in any stage), "all_rules" every registered rule set's rules,
+ * "kernels" the kernel numbers of the current kernel's program */
+static const char names_chunk[] =
+    "local what, nstages = ...\n"
+    "local uop = package.loaded.uopdb\n"
+    "local names, seen = {}, {}\n"
+    "local function add(n) if type(n) == 'string' and not seen[n] then seen[n] = true names[#names + 1] = n end end\n"
+    "if not uop then return names end\n"
+    "if what == 'ops' then\n"
+    "  for name in pairs(uop.ops) do add(name) end\n"
+    "elseif what == 'rules' then\n"
+    "  local k = uop.current()\n"
+    "  if k then\n"
+    "    for _, ins in ipairs(k:inserted()) do for _, n in ipairs(ins.names) do add(n) end end\n"
+    "    for s = 1, nstages do\n"
+    "      local ok, rw = pcall(k.rewrites, k, s)\n"
+    "      if not ok then break end\n"
+    "      for _, r in ipairs(rw) do add(r.rule) end\n"
+    "    end\n"
+    "  end\n"
+    "elseif what == 'all_rules' then\n"
+    "  for _, set in ipairs(uop.rulesets()) do\n"
+    "    local ok, rs = pcall(uop.ruleset, set)\n"
+    "    if ok then for _, n in ipairs(rs:names()) do add(n) end end\n"
+    "  end\n"
+    "elseif what == 'kernels' then\n"
+    "  local k = uop.current()\n"
+    "  if k then for i = 1, #k:program():kernels() do add(tostring(i)) end end\n"
+    "end\n"
+    "return names\n";
+
+/* adds the names of that kind starting with prefix; how many matched */
+static size_t add_names(lua_State *L, const char *what, const char *prefix, Matches *m) {
+    int top = lua_gettop(L);
+    size_t before = m->n, plen = strlen(prefix);
+    if (!lua_checkstack(L, 8) || luaL_loadbuffer(L, names_chunk, sizeof names_chunk - 1, "=complete") != LUA_OK) {
+        lua_settop(L, top);
+        return 0;
+    }
+    lua_pushstring(L, what);
+    lua_pushinteger(L, uopdb_lua_stage_count());
+    if (lua_pcall(L, 2, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, i);
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            if (s && len >= plen && strncmp(s, prefix, plen) == 0) matches_add(m, s, len);
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, top);
+    return m->n - before;
+}
+
+/* file names: the entries of the directory in path (up to its last '/')
+ * starting with what follows; each given from word on, the part of path
+ * the completion replaces (a directory with a '/' after it) */
+static void add_files(const char *path, const char *word, Matches *m) {
+    const char *slash = strrchr(path, '/');
+    StrBuf dir;
+    sb_init(&dir);
+    if (slash) sb_putn(&dir, path, (size_t)(slash - path) + 1);
+    else sb_puts(&dir, "./");
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base), keep = strlen(base) - strlen(word); /* base = <kept>word */
+    if (strlen(word) > blen) keep = 0;
+    DIR *d = dir.oom ? NULL : opendir(sb_str(&dir));
+    if (d) {
+        struct dirent *e;
+        StrBuf full, name;
+        sb_init(&full);
+        sb_init(&name);
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, base, blen) != 0) continue;
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            if (e->d_name[0] == '.' && base[0] != '.') continue;
+            sb_clear(&full);
+            sb_puts(&full, sb_str(&dir));
+            sb_puts(&full, e->d_name);
+            DIR *sub = full.oom ? NULL : opendir(sb_str(&full));
+            sb_clear(&name);
+            sb_puts(&name, e->d_name + keep);
+            if (sub) {
+                closedir(sub);
+                sb_putc(&name, '/');
+            }
+            if (!name.oom) matches_add(m, name.data, name.len);
+        }
+        closedir(d);
+        sb_free(&full);
+        sb_free(&name);
+    }
+    sb_free(&dir);
+}
+
+static void add_prefixed(Matches *m, const char *s, const char *prefix, const char *word) {
+    size_t wl = strlen(word);
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%s%s", prefix, s);
+    if (n > 0 && (size_t)n < sizeof buf && strncmp(buf, word, wl) == 0) matches_add(m, buf, (size_t)n);
+}
+
+static const CommandInfo *find_command(const char *name, size_t len) {
+    size_t n;
+    const CommandInfo *cmds = command_list(&n);
+    for (size_t i = 0; i < n; i++)
+        if ((strlen(cmds[i].name) == len && !strncmp(cmds[i].name, name, len)) ||
+            (cmds[i].alias && strlen(cmds[i].alias) == len && !strncmp(cmds[i].alias, name, len)))
+            return &cmds[i];
+    return NULL;
+}
+
+/* the arguments of a colon command: line is the text after ':', the word
+ * being completed starts at word (inside line) */
+static void complete_command_args(lua_State *L, const char *line, const char *word, Matches *m) {
+    const char *p = line;
+    while (*p && !isspace((unsigned char)*p)) p++;
+    const CommandInfo *cmd = find_command(line, (size_t)(p - line));
+    if (!cmd) return;
+    /* the whole arguments before the word: how many, and the first */
+    const char *args = p;
+    while (args < word && isspace((unsigned char)*args)) args++;
+    int nprev = 0;
+    char first[16] = "";
+    for (const char *q = args; q < word;) {
+        while (q < word && isspace((unsigned char)*q)) q++;
+        if (q >= word) break;
+        const char *e = q;
+        while (e < word && !isspace((unsigned char)*e)) e++;
+        if (e == word) break; /* the word itself (after a break character) */
+        if (nprev == 0 && (size_t)(e - q) < sizeof first) {
+            memcpy(first, q, (size_t)(e - q));
+            first[e - q] = 0;
+        }
+        nprev++;
+        q = e;
+    }
+    size_t ncmds;
+    const CommandInfo *cmds = command_list(&ncmds);
+    char num[16];
+    switch (cmd->args) {
+    case ARGS_STAGE:
+    case ARGS_STAGES:
+        if (nprev < (cmd->args == ARGS_STAGE ? 1 : 2))
+            for (int i = 0; i <= uopdb_lua_stage_count(); i++) {
+                snprintf(num, sizeof num, "%d", i);
+                add_prefixed(m, num, "", word);
+            }
+        break;
+    case ARGS_BREAK:
+        if (nprev == 0) {
+            static const char *const kinds[] = {"rule", "op", "node"};
+            for (size_t i = 0; i < 3; i++) add_prefixed(m, kinds[i], "", word);
+        } else if (nprev == 1 && !strcmp(first, "op")) {
+            add_names(L, "ops", word, m);
+        } else if (nprev == 1 && !strcmp(first, "rule")) {
+            if (!add_names(L, "rules", word, m)) add_names(L, "all_rules", word, m);
+        }
+        break;
+    case ARGS_COMMAND:
+        if (nprev == 0)
+            for (size_t i = 0; i < ncmds; i++) add_prefixed(m, cmds[i].name, "", word);
+        break;
+    case ARGS_KERNEL:
+        if (nprev == 0) add_names(L, "kernels", word, m);
+        break;
+    case ARGS_FILE:
+        add_files(args, word, m);
+        break;
+    default:
+        break;
+    }
+}
+
+size_t complete_line(lua_State *L, const char *line, size_t *word_start, char ***out) {
+    size_t len = strlen(line), ws = len;
+    while (ws > 0 && !strchr(COMPLETE_WORD_BREAKS, line[ws - 1])) ws--;
+    *word_start = ws;
+    *out = NULL;
+    const char *word = line + ws;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p != ':') return complete_word(L, word, out);
+    Matches m = {0};
+    if (word == p) { /* the command's name */
+        size_t ncmds;
+        const CommandInfo *cmds = command_list(&ncmds);
+        for (size_t i = 0; i < ncmds; i++) add_prefixed(&m, cmds[i].name, ":", word);
+    } else {
+        complete_command_args(L, p + 1, word, &m);
+    }
+    return matches_finish(&m, out);
 }

@@ -1,5 +1,6 @@
 /* format.c - the REPL's printed form of a value, see format.h. */
 #include "format.h"
+#include "output.h"
 #include <ctype.h>
 #include <lauxlib.h>
 #include <stdbool.h>
@@ -109,4 +110,44 @@ void format_value(lua_State *L, int idx) {
     }
     if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1);
     luaL_tolstring(L, idx, NULL);
+}
+
+/* a text object: a table whose metatable is the module's "uopdb.Text" */
+static bool is_text_object(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return false;
+    luaL_getmetatable(L, "uopdb.Text");
+    bool yes = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return yes;
+}
+
+void format_display(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 4, "formatting a value");
+    if (is_text_object(L, idx)) {
+        lua_pushliteral(L, "kind");
+        lua_rawget(L, idx);
+        lua_pushliteral(L, "text");
+        lua_rawget(L, idx);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            size_t len;
+            const char *text = lua_tolstring(L, -1, &len);
+            if (len && text[len - 1] == '\n') len--; /* shown as a block of lines */
+            const char *kind = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+            StrBuf sb;
+            sb_init(&sb);
+            output_decorate(&sb, kind, text, len);
+            if (sb.oom) {
+                sb_free(&sb);
+                luaL_error(L, "out of memory while printing");
+            }
+            lua_pushlstring(L, sb.data ? sb.data : "", sb.len);
+            sb_free(&sb);
+            lua_replace(L, -3);
+            lua_pop(L, 1);
+            return;
+        }
+        lua_pop(L, 2);
+    }
+    format_value(L, idx);
 }

@@ -7,5 +7,10 @@
 
 /* Pushes the text for the value at idx (may call __tostring; may raise). */
 void format_value(lua_State *L, int idx);
+/* Pushes the text the REPL shows for the value at idx: a text object
+ * (inspection results: diffs, stage tables, checks...) as its text without
+ * the final newline, coloured and cut by its kind on a terminal (see
+ * output.h); anything else as format_value. */
+void format_display(lua_State *L, int idx);
 
 #endif

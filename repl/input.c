@@ -19,11 +19,14 @@ struct LineInput {
 static lua_State *completion_state;
 static char **matches;
 static size_t nmatches, next_match;
+static const char *completion_line; /* the line up to the cursor */
 
 static char *match_generator(const char *text, int state) {
+    (void)text;
     if (state == 0) {
         complete_free(matches, nmatches);
-        nmatches = complete_word(completion_state, text, &matches);
+        size_t start;
+        nmatches = complete_line(completion_state, completion_line ? completion_line : text, &start, &matches);
         next_match = 0;
     }
     if (next_match >= nmatches) return NULL;
@@ -32,13 +35,26 @@ static char *match_generator(const char *text, int state) {
 
 static char **attempt_completion(const char *text, int start, int end) {
     (void)start;
-    (void)end;
     rl_attempted_completion_over = 1; /* no file name completion */
-    return rl_completion_matches(text, match_generator);
+    /* the context is the whole line before the cursor (":break op AD") */
+    char *line = rl_line_buffer && end >= 0 ? strndup(rl_line_buffer, (size_t)end) : NULL;
+    completion_line = line;
+    char **list = rl_completion_matches(text, match_generator);
+    /* a colon command or its argument, completed, is followed by a blank;
+     * Lua names and directories are not (".field", "(...)", "dir/file") */
+    const char *p = line ? line : "";
+    while (*p == ' ' || *p == '\t') p++;
+    size_t tl = strlen(text);
+    rl_completion_append_character = *p == ':' && !(tl && text[tl - 1] == '/') && !(list && list[0] && list[1] == NULL &&
+                                                         strlen(list[0]) && list[0][strlen(list[0]) - 1] == '/')
+                                         ? ' '
+                                         : '\0';
+    completion_line = NULL;
+    free(line);
+    return list;
 }
 
-/* '.' and ':' are not word breaks, so "uop.co" completes as one word */
-static char word_breaks[] = " \t\n\"\\'`@$><=;|&{}()[],+-*/%^~#";
+static char word_breaks[] = COMPLETE_WORD_BREAKS;
 
 static char *history_file(void) {
     const char *env = getenv("UOPDB_HISTORY");
@@ -91,7 +107,8 @@ static void on_prompt_sigint(int sig) {
     prompt_interrupted = 1;
 }
 
-char *input_read(LineInput *in, const char *prompt) {
+char *input_read(LineInput *in, const char *prompt, bool *cancelled) {
+    if (cancelled) *cancelled = false;
     if (!in->interactive) return read_plain_line();
     fflush(stdout);
     struct sigaction sa, old;
@@ -105,6 +122,10 @@ char *input_read(LineInput *in, const char *prompt) {
         line = readline(prompt);
         if (line || !prompt_interrupted) break;
         fputs("^C\n", stdout);
+        if (cancelled) {
+            *cancelled = true;
+            break;
+        }
     }
     sigaction(SIGINT, &old, NULL);
     return line;

@@ -10,8 +10,11 @@ typedef struct LineInput LineInput;
 
 /* interactive: use libedit (stdin is a terminal) */
 LineInput *input_open(lua_State *L, bool interactive);
-/* The next line without its newline (malloc'd, free it), NULL at EOF. */
-char *input_read(LineInput *in, const char *prompt);
+/* The next line without its newline (malloc'd, free it), NULL at EOF.
+ * Ctrl-C at the prompt drops what was typed: with cancelled NULL the
+ * prompt is shown again, else *cancelled is set and NULL returned (a
+ * continuation line: the whole unfinished input is dropped). */
+char *input_read(LineInput *in, const char *prompt, bool *cancelled);
 void input_add_history(LineInput *in, const char *entry);
 bool input_interactive(const LineInput *in);
 /* Saves the history (interactive only) and frees. */

@@ -1,11 +1,14 @@
 /* repl.c - the read-eval-print loop: read a line, try it as an expression
  * ("return " .. line) so its values are printed, else as a statement; a
  * chunk that is not finished yet (its syntax error is at <eof>) continues on
- * the next line, as in lua5.4 (which also continues unfinished expressions). */
+ * the next line, as in lua5.4 (which also continues unfinished expressions).
+ * The prompt names the current kernel and its point: "uopdb r_3_3_3@15> ". */
 #include "repl.h"
 #include "commands.h"
 #include "eval.h"
 #include "input.h"
+#include "output.h"
+#include "../scripting/uopdb_lua.h"
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #define PROMPT "uopdb> "
+#define PROMPT_AT "uopdb %s> "
 #define PROMPT_MORE "   ...> "
 #define CHUNKNAME "=stdin"
 #define EOF_MARK "<eof>"
@@ -50,9 +54,11 @@ static int load_as_expression(lua_State *L, const char *text) {
  * is one, else as statements; reads more lines while either reading is
  * unfinished ("1 +" continues as an expression, "function f()" as a
  * statement).  Leaves the function or the error on the stack and returns
- * the status; *text is the whole chunk (for history). */
-static int load_chunk(lua_State *L, LineInput *in, char *first, char **text) {
+ * the status; *text is the whole chunk (for history).  Ctrl-C at the
+ * continuation prompt drops the chunk: *cancelled, nothing on the stack. */
+static int load_chunk(lua_State *L, LineInput *in, char *first, char **text, bool *cancelled) {
     *text = first;
+    *cancelled = false;
     for (;;) {
         int status = load_as_expression(L, *text);
         if (status == LUA_OK) return status;
@@ -60,7 +66,11 @@ static int load_chunk(lua_State *L, LineInput *in, char *first, char **text) {
         lua_pop(L, 1);
         status = luaL_loadbuffer(L, *text, strlen(*text), CHUNKNAME);
         if (status == LUA_OK || !(expr_unfinished || incomplete(L, status))) return status;
-        char *more = input_read(in, PROMPT_MORE);
+        char *more = input_read(in, PROMPT_MORE, cancelled);
+        if (*cancelled) {
+            lua_pop(L, 1);
+            return status;
+        }
         if (!more) return status; /* EOF inside a chunk: report the error */
         lua_pop(L, 1);
         bool ok = append_line(text, more);
@@ -79,9 +89,13 @@ void repl_run(lua_State *L) {
         fprintf(stderr, "uopdb: out of memory\n");
         return;
     }
+    output_set_interactive(tty);
     if (tty) printf("uopdb: the UOp debugger. uop.* builds graphs; :help lists commands, :quit leaves.\n");
     for (;;) {
-        char *line = input_read(in, PROMPT);
+        char point[256], prompt[300];
+        if (*uopdb_lua_current_point(L, point, sizeof point)) snprintf(prompt, sizeof prompt, PROMPT_AT, point);
+        else snprintf(prompt, sizeof prompt, "%s", PROMPT);
+        char *line = input_read(in, prompt, NULL);
         if (!line) break;
         if (command_is(line)) {
             input_add_history(in, line);
@@ -92,9 +106,14 @@ void repl_run(lua_State *L) {
         }
         char *text;
         int base = lua_gettop(L);
-        int status = load_chunk(L, in, line, &text);
+        bool cancelled;
+        int status = load_chunk(L, in, line, &text, &cancelled);
         input_add_history(in, text);
         free(text);
+        if (cancelled) {
+            lua_settop(L, base);
+            continue;
+        }
         if (status == LUA_OK) status = eval_docall(L, 0, LUA_MULTRET);
         if (status == LUA_OK) eval_print_values(L, base);
         else eval_report(L, status);
@@ -102,5 +121,6 @@ void repl_run(lua_State *L) {
         fflush(stdout);
     }
     if (tty) putchar('\n');
+    output_set_interactive(false);
     input_close(in);
 }

@@ -25,7 +25,7 @@ for line in io.lines(readme) do
       cur = {inputs = {}, expect = {}, first = #blocks + 1}
     end
   elseif cur then
-    local input = line:match("^uopdb> (.*)$")
+    local input = line:match("^uopdb[^>]*> (.*)$")
     if input then cur.inputs[#cur.inputs + 1] = input
     elseif not line:match("^%$ ") and line ~= "" then cur.expect[#cur.expect + 1] = line end
   end

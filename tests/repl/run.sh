@@ -181,6 +181,12 @@ expect_has "the current kernel stays" $'\nr_2_2_2\n' "$out"
 expect_eq "a check shows once" 1 "$(grep -c 'at stage 4 (initial symbolic): output0' <<<"$out")"
 if [[ "$out" == *"stages of"* ]]; then bad "x = k:stages() printed the table"; else ok; fi
 
+# --- :report writes the session as HTML ---
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:report '"$tmp"$'/session.html\n:report\n'
+expect_has ":report FILE writes it" "wrote $tmp/session.html" "$out"
+expect_has ":report without a file says so" ":report needs a file name" "$err"
+if grep -q "lower index dtype" "$tmp/session.html" 2>/dev/null; then ok; else bad ":report: the page has the stages"; fi
+
 # --- :bisect names the planted rule, its stage and where it is written ---
 run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:bisect\n'
 expect_has ":bisect: the stage" "bisect r_3_3_3: first wrong at stage 15 (lower index dtype)" "$out"

@@ -80,6 +80,28 @@ static void point_label(StrBuf *sb, const KernelPipeline *kp, Point p) {
     if (p.rewrite >= 0 && r) sb_printf(sb, ", rewrite %ld of %zu", p.rewrite, r->rewrites);
 }
 
+/* appends text wrapped at width columns, continuation lines indented */
+static void wrap_line(StrBuf *sb, const char *text, size_t width, const char *indent) {
+    size_t col = 0;
+    const char *p = text;
+    while (*p) {
+        const char *w = p;
+        while (*w == ' ') w++;
+        const char *e = w;
+        while (*e && *e != ' ') e++;
+        size_t len = (size_t)(e - w), gap = (size_t)(w - p);
+        if (col > 0 && col + gap + len > width) {
+            sb_printf(sb, "\n%s", indent);
+            col = strlen(indent);
+            gap = 0;
+        }
+        sb_printf(sb, "%.*s%.*s", (int)gap, p, (int)len, w);
+        col += gap + len;
+        p = e;
+    }
+    sb_putc(sb, '\n');
+}
+
 static void stage_line(StrBuf *sb, KernelPipeline *kp, int n) {
     const Stage *st = stage_get(n);
     const StageResult *r = pipeline_result(kp, n);
@@ -315,7 +337,7 @@ static int k_stages(lua_State *L) {
         } else {
             sb_printf(&sb, "%6s %6s %8s %8s  %-7s %s", "-", "-", "-", "-", "-", stage_status_name(st->status));
         }
-        if (st->status != STAGE_WRITTEN && st->note) sb_printf(&sb, " (%s)", st->note);
+        if (st->status != STAGE_WRITTEN && st->note) sb_puts(&sb, " *");
         sb_putc(&sb, '\n');
         lua_createtable(L, 0, 10);
         lua_pushinteger(L, n);
@@ -344,6 +366,14 @@ static int k_stages(lua_State *L) {
         lua_rawseti(L, -2, n);
     }
     sb_printf(&sb, "  total %.3f ms\n", total);
+    /* the notes below the table, wrapped, so the table fits 100 columns */
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const Stage *st = stage_get(n);
+        if (st->status == STAGE_WRITTEN || !st->note) continue;
+        char line[512];
+        snprintf(line, sizeof line, "  * %d %s: %s", n, stage_status_name(st->status), st->note);
+        wrap_line(&sb, line, 100, "      ");
+    }
     if (!ok) sb_printf(&sb, "  stopped: %s\n", err);
     set_text(L, "stages", sb_str(&sb));
     sb_free(&sb);

@@ -172,6 +172,11 @@ static const CommandInfo commands[] = {
      "data and compares its output with the reference.",
      ":check 4\n"
      ":check 22"},
+    {"report", NULL, ARGS_FILE, ":report FILE",
+     "Writes the current kernel's program as one self-contained HTML page: its\n"
+     "kernels, every stage with its listing, diff, rules and graph, the LLVM IR\n"
+     "and assembly, and the validation (p:report(FILE)).",
+     ":report out.html"},
     {"bisect", NULL, ARGS_NONE, ":bisect",
      "Checks the kernel at its stages on real data to find the first wrong stage,\n"
      "then the single rewrite in it after which the output is wrong: its rule,\n"
@@ -247,6 +252,8 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         {"rewrites", "return k:rewrites(%s)", 1},
         {"bisect", "return (select(3, k:bisect()))", 0},
         {"run", "local _, rep = k:program():run{validate = true}; return rep", 0},
+        {"report", "local f = %s; if not f then error(':report needs a file name, e.g. :report out.html', 0) end; "
+                   "return 'wrote ' .. k:program():report(f)", -1},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(name, cmds[i].name)) continue;

@@ -4,6 +4,7 @@
 #ifndef UOPDB_LUA_INTERNAL_H
 #define UOPDB_LUA_INTERNAL_H
 #include <lua.h>
+#include <stdbool.h>
 #include <lauxlib.h>
 #include "../core/ir/uop.h"
 
@@ -17,6 +18,10 @@
 /* the rule set at idx: a uop.rules{} set, or a table of rules made into one
  * (replacing it on the stack); raises otherwise */
 RuleSet *luop_to_rules(lua_State *L, int idx);
+/* the options of a diff (uop.diff, k:diff) at t: {context=, side=, width=,
+ * color=, label_a=, label_b=, stats=}; unknown keys are errors */
+struct DiffOpts;
+void luop_diff_opts(lua_State *L, int t, struct DiffOpts *o, bool *want_stats);
 
 /* ---- context (lua_module.c) ---- */
 UCtx *luop_ctx(lua_State *L);
@@ -60,6 +65,7 @@ void luop_open_text(lua_State *L);
 void luop_open_rules(lua_State *L);
 void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, shapes */
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
+void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */
 
 /* The Lua state whose code a Lua rewrite function runs on while
  * uop.rewrite is active (rewrites may run inside coroutines). */

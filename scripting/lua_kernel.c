@@ -80,6 +80,28 @@ static void point_label(StrBuf *sb, const KernelPipeline *kp, Point p) {
     if (p.rewrite >= 0 && r) sb_printf(sb, ", rewrite %ld of %zu", p.rewrite, r->rewrites);
 }
 
+/* appends text wrapped at width columns, continuation lines indented */
+static void wrap_line(StrBuf *sb, const char *text, size_t width, const char *indent) {
+    size_t col = 0;
+    const char *p = text;
+    while (*p) {
+        const char *w = p;
+        while (*w == ' ') w++;
+        const char *e = w;
+        while (*e && *e != ' ') e++;
+        size_t len = (size_t)(e - w), gap = (size_t)(w - p);
+        if (col > 0 && col + gap + len > width) {
+            sb_printf(sb, "\n%s", indent);
+            col = strlen(indent);
+            gap = 0;
+        }
+        sb_printf(sb, "%.*s%.*s", (int)gap, p, (int)len, w);
+        col += gap + len;
+        p = e;
+    }
+    sb_putc(sb, '\n');
+}
+
 static void stage_line(StrBuf *sb, KernelPipeline *kp, int n) {
     const Stage *st = stage_get(n);
     const StageResult *r = pipeline_result(kp, n);
@@ -254,27 +276,34 @@ static void diff_points(lua_State *L, KernelPipeline *kp, Point *a, Point *b) {
     else *a = (Point){b->stage > 0 ? b->stage - 1 : 0, -1};
 }
 
-static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, StrBuf *sb, DiffStats *st) {
+static void diff_text(lua_State *L, KernelPipeline *kp, Point a, Point b, DiffOpts *o, StrBuf *sb, DiffStats *st) {
     const UOp *ra = point_root(L, kp, a), *rb = point_root(L, kp, b);
     char la[64], lb[64];
     if (a.rewrite >= 0) snprintf(la, sizeof la, "stage %d.%ld", a.stage, a.rewrite);
     else snprintf(la, sizeof la, "stage %d", a.stage);
     if (b.rewrite >= 0) snprintf(lb, sizeof lb, "stage %d.%ld", b.stage, b.rewrite);
     else snprintf(lb, sizeof lb, "stage %d", b.stage);
-    DiffOpts o = {.label_a = la, .label_b = lb};
-    *st = uop_diff_text(sb, ra, rb, &o);
+    if (!o->label_a) o->label_a = la;
+    if (!o->label_b) o->label_b = lb;
+    *st = uop_diff_text(sb, ra, rb, o);
 }
 
-/* k:diff([a, b [, opts]]) returns the diff as a text object (saying so when
- * there is none); k:diff_text([a, b]) returns it as a string */
+/* k:diff([a, b] [, {side=, context=, width=, color=}]) returns the diff as a
+ * text object (saying so when there is none); k:diff_text(...) as a string */
 static int diff_method(lua_State *L, bool object) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
+    DiffOpts o;
+    bool stats;
+    int top = lua_gettop(L);
+    bool have_opts = top >= 2 && lua_type(L, top) == LUA_TTABLE;
+    luop_diff_opts(L, have_opts ? top : top + 1, &o, &stats);
+    if (have_opts) lua_settop(L, top - 1);
     Point a, b;
     diff_points(L, kp, &a, &b);
     StrBuf sb;
     sb_init(&sb);
     DiffStats st;
-    diff_text(L, kp, a, b, &sb, &st);
+    diff_text(L, kp, a, b, &o, &sb, &st);
     if (st.added == 0 && st.removed == 0) sb_puts(&sb, "the two points are the same graph\n");
     if (object) push_text(L, "diff", sb_str(&sb));
     else lua_pushstring(L, sb_str(&sb));
@@ -308,7 +337,7 @@ static int k_stages(lua_State *L) {
         } else {
             sb_printf(&sb, "%6s %6s %8s %8s  %-7s %s", "-", "-", "-", "-", "-", stage_status_name(st->status));
         }
-        if (st->status != STAGE_WRITTEN && st->note) sb_printf(&sb, " (%s)", st->note);
+        if (st->status != STAGE_WRITTEN && st->note) sb_puts(&sb, " *");
         sb_putc(&sb, '\n');
         lua_createtable(L, 0, 10);
         lua_pushinteger(L, n);
@@ -337,6 +366,14 @@ static int k_stages(lua_State *L) {
         lua_rawseti(L, -2, n);
     }
     sb_printf(&sb, "  total %.3f ms\n", total);
+    /* the notes below the table, wrapped, so the table fits 100 columns */
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const Stage *st = stage_get(n);
+        if (st->status == STAGE_WRITTEN || !st->note) continue;
+        char line[512];
+        snprintf(line, sizeof line, "  * %d %s: %s", n, stage_status_name(st->status), st->note);
+        wrap_line(&sb, line, 100, "      ");
+    }
     if (!ok) sb_printf(&sb, "  stopped: %s\n", err);
     set_text(L, "stages", sb_str(&sb));
     sb_free(&sb);

@@ -340,6 +340,7 @@ void check_option_keys(lua_State *L, int t, const char *what, const char *const 
         if (lua_type(L, -1) == LUA_TSTRING)
             for (const char *const *k = known; *k && !ok; k++) ok = !strcmp(lua_tostring(L, -1), *k);
         if (!ok) {
+            const char *key = luaL_tolstring(L, -1, NULL); /* the key, as text, on top */
             luaL_Buffer b;
             luaL_buffinit(L, &b);
             for (const char *const *k = known; *k; k++) {
@@ -347,7 +348,7 @@ void check_option_keys(lua_State *L, int t, const char *what, const char *const 
                 luaL_addstring(&b, *k);
             }
             luaL_pushresult(&b);
-            luaL_error(L, "%s: unknown option '%s' (known: %s)", what, luaL_tolstring(L, -2, NULL), lua_tostring(L, -2));
+            luaL_error(L, "%s: unknown option '%s' (known: %s)", what, key, lua_tostring(L, -1));
         }
     }
 }

@@ -125,7 +125,9 @@ static void write_dot_file(lua_State *L, const char *text, const char *path) {
     if (!dot_render(text, ext, path, err, sizeof err)) luaL_error(L, "dot: %s", err);
 }
 
-/* uop.dot(u [, {file=, focus=, radius=, keep_consts=, title=}]) -> DOT text */
+/* uop.dot(u [, {file=, focus=, radius=, keep_consts=, title=}]) -> DOT text;
+ * with file=, the graph is written there (svg/png/pdf by the extension,
+ * .dot as text) and the result is "wrote FILE" */
 static int t_dot(lua_State *L) {
     const UOp *u = luop_check(L, 1);
     check_opts(L, 2);
@@ -148,34 +150,90 @@ static int t_dot(lua_State *L) {
     sb_init(&sb);
     uop_dot(&sb, u, &o);
     push_sb(L, &sb);
-    if (file) write_dot_file(L, lua_tostring(L, -1), file);
+    if (!file) return 1;
+    write_dot_file(L, lua_tostring(L, -1), file);
+    lua_pushfstring(L, "wrote %s", file);
     return 1;
 }
 
-/* uop.diff(a, b [, {context=, color=, label_a=, label_b=, stats=true}]) -> text [, stats]
- * The counts come back only when asked for, so print(uop.diff(a, b)) prints just the diff. */
+/* the options uop.diff takes, in the order its error message lists them */
+static const char *const DIFF_OPTIONS[] = {"context", "side", "width", "color", "label_a", "label_b", "stats", NULL};
+
+static bool diff_bool(lua_State *L, int t, const char *field) {
+    lua_getfield(L, t, field);
+    int ty = lua_type(L, -1);
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+        luaL_error(L, "diff: option '%s' must be a boolean, got %s", field, luaL_typename(L, -1));
+    bool v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* an unknown key in the options is an error naming the known ones */
+static void diff_check_keys(lua_State *L, int t) {
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        bool known = false;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int k = 0; DIFF_OPTIONS[k] && !known; k++) known = strcmp(lua_tostring(L, -1), DIFF_OPTIONS[k]) == 0;
+        if (known) continue;
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (int k = 0; DIFF_OPTIONS[k]; k++) {
+            if (k) luaL_addstring(&b, ", ");
+            luaL_addstring(&b, DIFF_OPTIONS[k]);
+        }
+        luaL_pushresult(&b);
+        const char *names = lua_tostring(L, -1);
+        if (lua_type(L, -2) == LUA_TSTRING) luaL_error(L, "diff: unknown option '%s' (options: %s)", lua_tostring(L, -2), names);
+        luaL_error(L, "diff: unknown option [%s] (options: %s)", luaL_tolstring(L, -2, NULL), names);
+    }
+}
+
+/* uop.diff(a, b [, {context=, side=, width=, color=, label_a=, label_b=, stats=true}]) -> text [, stats]
+ * context = N as diff -U N (0: changed lines only; default 3); side = true
+ * puts a and b in two columns that fit width (default 100).  The counts come
+ * back only when asked for, so print(uop.diff(a, b)) prints just the diff. */
+void luop_diff_opts(lua_State *L, int t, DiffOpts *o, bool *want_stats) {
+    *o = (DiffOpts){.context = 3};
+    *want_stats = false;
+    check_opts(L, t);
+    if (lua_type(L, t) == LUA_TTABLE) {
+        diff_check_keys(L, t);
+        lua_Integer ctx = opt_int(L, t, "context", 3);
+        if (ctx < 0 || ctx > 1000000) luaL_error(L, "diff: context %I is out of range (0 to 1000000)", ctx);
+        o->context = ctx == 0 ? -1 : (int)ctx; /* DiffOpts spells "no context" as negative */
+        lua_Integer width = opt_int(L, t, "width", 100);
+        if (width < 10 || width > 100000) luaL_error(L, "diff: width %I is out of range (10 to 100000)", width);
+        o->width = (int)width;
+        o->side = diff_bool(L, t, "side");
+        o->color = diff_bool(L, t, "color");
+        *want_stats = diff_bool(L, t, "stats");
+    }
+    o->label_a = opt_string(L, t, "label_a");
+    o->label_b = opt_string(L, t, "label_b");
+}
+
 static int t_diff(lua_State *L) {
     const UOp *a = luop_check(L, 1), *b = luop_check(L, 2);
-    check_opts(L, 3);
-    DiffOpts o = {.context = 3};
-    lua_Integer ctx = opt_int(L, 3, "context", 3);
-    if (ctx < 0 || ctx > 1000000) return luaL_error(L, "diff: context %I is out of range", ctx);
-    o.context = ctx == 0 ? -1 : (int)ctx; /* DiffOpts spells "no context" as negative */
-    o.color = opt_bool(L, 3, "color", false);
-    o.label_a = opt_string(L, 3, "label_a");
-    o.label_b = opt_string(L, 3, "label_b");
+    bool want_stats;
+    DiffOpts o;
+    luop_diff_opts(L, 3, &o, &want_stats);
     StrBuf sb;
     sb_init(&sb);
     DiffStats st = uop_diff_text(&sb, a, b, &o);
     push_sb(L, &sb);
-    if (!opt_bool(L, 3, "stats", false)) return 1;
-    lua_createtable(L, 0, 3);
+    if (!want_stats) return 1;
+    lua_createtable(L, 0, 4);
     lua_pushinteger(L, (lua_Integer)st.added);
     lua_setfield(L, -2, "added");
     lua_pushinteger(L, (lua_Integer)st.removed);
     lua_setfield(L, -2, "removed");
     lua_pushinteger(L, (lua_Integer)st.kept);
     lua_setfield(L, -2, "kept");
+    lua_pushinteger(L, (lua_Integer)st.renamed);
+    lua_setfield(L, -2, "renamed");
     return 2;
 }
 

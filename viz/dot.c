@@ -233,22 +233,34 @@ void uop_dot(StrBuf *sb, const UOp *root, const DotOpts *opts) {
 
 static const char *const allowed_formats[] = {"svg", "png", "pdf", "dot", "json", "plain", NULL};
 
-/* runs argv with stdout and stderr to the file err_fd; returns the exit
- * status, or -1 with errno set when it could not start */
-static int run_program(char *const argv[], int err_fd) {
+/* starts argv with stdout to out_fd and stderr to err_fd; false with errno
+ * set when it could not start */
+static bool spawn_program(char *const argv[], int out_fd, int err_fd, pid_t *pid) {
     posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-    posix_spawn_file_actions_adddup2(&fa, err_fd, STDOUT_FILENO);
+    if (posix_spawn_file_actions_init(&fa) != 0) return false;
+    posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) { errno = rc; return -1; }
+    if (rc != 0) { errno = rc; return false; }
+    return true;
+}
+
+/* the exit status of a started program, or -1 with errno set */
+static int wait_program(pid_t pid) {
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* runs argv with stdout and stderr to the file err_fd; returns the exit
+ * status, or -1 with errno set when it could not start */
+static int run_program(char *const argv[], int err_fd) {
+    pid_t pid;
+    if (!spawn_program(argv, err_fd, err_fd, &pid)) return -1;
+    return wait_program(pid);
 }
 
 static int make_temp(char *path, size_t n, const char *what) {
@@ -318,4 +330,135 @@ out:
     if (log_path[0]) unlink(log_path);
     return ok;
 #undef FAIL
+}
+
+/* ---- SVG text for embedding: many dot programs at once ---- */
+
+typedef struct SvgRun {
+    pid_t pid;
+    int out_fd, log_fd;
+    char in_path[512], out_path[512], log_path[512];
+} SvgRun;
+
+/* the whole of a file open at fd, NUL-terminated (malloc'd); NULL on failure */
+static char *read_fd(int fd, size_t *len) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 0) return NULL;
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) return NULL;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    buf[got] = 0;
+    if (len) *len = got;
+    return buf;
+}
+
+static void svg_run_cleanup(SvgRun *r) {
+    if (r->out_fd >= 0) close(r->out_fd);
+    if (r->log_fd >= 0) close(r->log_fd);
+    r->out_fd = r->log_fd = -1;
+    if (r->in_path[0]) unlink(r->in_path);
+    if (r->out_path[0]) unlink(r->out_path);
+    if (r->log_path[0]) unlink(r->log_path);
+    r->in_path[0] = r->out_path[0] = r->log_path[0] = 0;
+}
+
+/* starts dot on job's text: 1, or 0 with job->err set, or -1 when dot is
+ * not installed */
+static int svg_start(DotSvgJob *job, SvgRun *r) {
+    memset(r, 0, sizeof *r);
+    r->out_fd = r->log_fd = -1;
+    int in_fd = -1;
+    if (!job->dot_text) {
+        snprintf(job->err, sizeof job->err, "no DOT text to render");
+        return 0;
+    }
+    if ((in_fd = make_temp(r->in_path, sizeof r->in_path, "graph")) < 0 ||
+        (r->out_fd = make_temp(r->out_path, sizeof r->out_path, "svg")) < 0 ||
+        (r->log_fd = make_temp(r->log_path, sizeof r->log_path, "dotlog")) < 0) {
+        snprintf(job->err, sizeof job->err, "cannot create a temporary file: %s", strerror(errno));
+        goto fail;
+    }
+    if (!write_all(in_fd, job->dot_text, strlen(job->dot_text))) {
+        snprintf(job->err, sizeof job->err, "cannot write a temporary file: %s", strerror(errno));
+        goto fail;
+    }
+    close(in_fd);
+    in_fd = -1;
+    char *argv[] = {"dot", "-Tsvg", r->in_path, NULL};
+    if (!spawn_program(argv, r->out_fd, r->log_fd, &r->pid)) {
+        int e = errno;
+        if (e == ENOENT) snprintf(job->err, sizeof job->err, "the Graphviz 'dot' program is not installed (apt-get install graphviz)");
+        else snprintf(job->err, sizeof job->err, "cannot run dot: %s", strerror(e));
+        svg_run_cleanup(r);
+        return e == ENOENT ? -1 : 0;
+    }
+    return 1;
+fail:
+    if (in_fd >= 0) close(in_fd);
+    svg_run_cleanup(r);
+    return 0;
+}
+
+static void svg_finish(DotSvgJob *job, SvgRun *r) {
+    int rc = wait_program(r->pid);
+    if (rc < 0) snprintf(job->err, sizeof job->err, "cannot wait for dot: %s", strerror(errno));
+    else if (rc != 0) {
+        char *msg = read_fd(r->log_fd, NULL);
+        size_t len = msg ? strlen(msg) : 0;
+        while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
+        snprintf(job->err, sizeof job->err, "dot failed (exit status %d)%s%.200s", rc, len ? ": " : "", len ? msg : "");
+        free(msg);
+    } else if (!(job->svg = read_fd(r->out_fd, NULL)))
+        snprintf(job->err, sizeof job->err, "cannot read the SVG dot wrote: %s", strerror(errno));
+    svg_run_cleanup(r);
+}
+
+bool dot_render_svg_batch(DotSvgJob *jobs, size_t n, int parallel) {
+    for (size_t i = 0; i < n; i++) jobs[i].svg = NULL, jobs[i].err[0] = 0;
+    if (parallel <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        parallel = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+    }
+    SvgRun *runs = calloc((size_t)parallel, sizeof *runs);
+    size_t *which = calloc((size_t)parallel, sizeof *which);
+    if (!runs || !which) {
+        free(runs);
+        free(which);
+        for (size_t i = 0; i < n; i++) snprintf(jobs[i].err, sizeof jobs[i].err, "out of memory");
+        return true;
+    }
+    /* a ring of running programs, finished oldest first */
+    size_t next = 0, head = 0, running = 0;
+    bool missing = false;
+    while ((next < n && !missing) || running) {
+        if (next < n && !missing && running < (size_t)parallel) {
+            size_t slot = (head + running) % (size_t)parallel;
+            int started = svg_start(&jobs[next], &runs[slot]);
+            if (started > 0) {
+                which[slot] = next;
+                running++;
+            } else if (started < 0) missing = true;
+            next++;
+            continue;
+        }
+        svg_finish(&jobs[which[head]], &runs[head]);
+        head = (head + 1) % (size_t)parallel;
+        running--;
+    }
+    free(runs);
+    free(which);
+    if (missing)
+        for (size_t i = 0; i < n; i++) {
+            free(jobs[i].svg);
+            jobs[i].svg = NULL;
+            snprintf(jobs[i].err, sizeof jobs[i].err, "the Graphviz 'dot' program is not installed (apt-get install graphviz)");
+        }
+    return !missing;
 }

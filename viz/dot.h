@@ -21,6 +21,18 @@ bool dot_render(const char *dot_text, const char *format, const char *out_path, 
 /* Whether the dot program can be run. */
 bool dot_available(void);
 
+/* ---- SVG text, for pages that embed graphs ---- */
+typedef struct DotSvgJob {
+    const char *dot_text; /* in */
+    char *svg;            /* out: the SVG as dot writes it (malloc'd, the caller frees), or NULL */
+    char err[256];        /* out: why svg is NULL */
+} DotSvgJob;
+/* Runs `dot -Tsvg` on each job's text, `parallel` programs at a time (0:
+ * one per core, at most 8), so a page of many graphs costs about the time
+ * of its slowest few.  False, with every job's err saying so, when dot is
+ * not installed; otherwise true, each job succeeding or failing alone. */
+bool dot_render_svg_batch(DotSvgJob *jobs, size_t n, int parallel);
+
 /* ---- lower level, for overlays such as diffs ---- */
 /* Fill colour of a node (a DOT colour such as "#a0e8a0"); NULL: by op group. */
 typedef const char *(*DotColorFn)(const UOp *u, void *ud);

@@ -1,6 +1,8 @@
-/* tensor_reference.h - computes a tensor graph naively from tensor
- * semantics: the independent reference that JIT results are validated
- * against.  It knows nothing of the scheduler or the codegen stages. */
+/* tensor_reference.h - computes a tensor graph from tensor semantics alone:
+ * the independent reference that JIT results are validated against.  It
+ * knows nothing of the scheduler or the codegen stages (see
+ * tensor_reference.c for how it evaluates: strided views, blocks of
+ * elements, sequential reductions). */
 #ifndef UOPDB_TENSOR_REFERENCE_H
 #define UOPDB_TENSOR_REFERENCE_H
 #include <stdbool.h>

@@ -66,14 +66,11 @@ fail:
     return NULL;
 }
 
-/* a LINEAR program, or a later point's root linearized (its ENDs split,
- * stages 20 and 21), run in the linear interpreter: every access checked
- * against its buffer, every core_id in turn */
-static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
+typedef bool (*InterpFn)(const UOp *root, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen);
+
+/* runs an interpreter on the kernel's buffers (the session's data) */
+static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char *msg, size_t msglen) {
     const SchedKernel *k = &kc->s->kernels[kc->ki];
-    StageCtx sc = {.c = pipeline_ctx(kc->kps[kc->ki]), .err = msg, .errlen = msglen};
-    const UOp *lin = stages_linearize_point(&sc, root);
-    if (!lin) return false;
     void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
     int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
     bool ok = args && sizes;
@@ -81,27 +78,23 @@ static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msgle
         args[g] = kc->data[k->bufs[g]];
         sizes[g] = kc->s->bufs[k->bufs[g]].size;
     }
-    if (ok) ok = linear_interp_run(lin, args, sizes, k->nbufs, msg, msglen);
+    if (ok) ok = run(root, args, sizes, k->nbufs, msg, msglen);
     else snprintf(msg, msglen, "out of memory");
     free(args);
     free(sizes);
     return ok;
 }
 
+/* a root linearized (core/stages/linearize_point.h) and run in the linear
+ * interpreter: every access checked against its buffer, every core_id in turn */
+static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
+    StageCtx sc = {.c = pipeline_ctx(kc->kps[kc->ki]), .err = msg, .errlen = msglen};
+    const UOp *lin = stages_linearize_point(&sc, root);
+    return lin && run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
+}
+
 static bool run_interp(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
-    const SchedKernel *k = &kc->s->kernels[kc->ki];
-    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
-    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
-    bool ok = args && sizes;
-    for (int g = 0; ok && g < k->nbufs; g++) {
-        args[g] = kc->data[k->bufs[g]];
-        sizes[g] = kc->s->bufs[k->bufs[g]].size;
-    }
-    if (ok) ok = ast_interp_run(root, args, sizes, k->nbufs, msg, msglen);
-    else snprintf(msg, msglen, "out of memory");
-    free(args);
-    free(sizes);
-    return ok;
+    return run_on_buffers(kc, ast_interp_run, root, msg, msglen);
 }
 
 /* label: where root is, for messages (" at stage 11") */

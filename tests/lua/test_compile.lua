@@ -75,6 +75,8 @@ T.test("stages() gives 22 rows with nodes, rewrites and times", function()
   T.eq(rows[17].status, "n/a")
   -- a text object: it prints as the table of stages, and says what it is
   T.eq(rows.kind, "stages")
+  for line in tostring(rows):gmatch("[^\n]+") do T.ok(#line <= 100, "the stage table fits 100 columns: " .. line) end
+  T.ok(tostring(rows):find("* 17 n/a: the LLVM renderer has no pre-matcher", 1, true), "notes below the table")
   T.ok(tostring(rows):find("stages of r_3_3_3", 1, true) and tostring(rows):find("lower index dtype", 1, true),
        tostring(rows))
   local fired = k:rules(15, {quiet = true})

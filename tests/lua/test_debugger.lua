@@ -223,3 +223,15 @@ T.test("a kernel changed by inserted rules always runs bounds-checked: no crash 
   k:remove(15)
   T.ok(p:run{validate = true, quiet = true} ~= nil, "runs again once the rule is removed")
 end)
+
+T.test("k:diff takes the diff options: side by side, context, unknown keys refused", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  local side = tostring(k:diff(14, 15, {side = true, width = 100}))
+  for line in side:gmatch("[^\n]+") do T.ok(utf8.len(line) <= 100, "fits 100 columns: " .. line) end
+  T.ok(side:find(" | ", 1, true), side)
+  local none = tostring(k:diff(14, 15, {context = 0}))
+  T.ok(not none:find("\n %", 1, true), "context = 0 shows changed lines only")
+  T.raises("diff: unknown option 'bogus'", function() k:diff({bogus = 1}) end)
+  k:seek(15, 1)
+  T.ok(tostring(k:diff({context = 1})):find("stage 15.1", 1, true))
+end)

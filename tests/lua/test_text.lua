@@ -57,7 +57,7 @@ T.test("dot text, focus and files", function()
   T.ok(not cut:find("IDIV", 1, true), "IDIV is more than 1 edge from x")
   T.contains(uop.dot(e, {title = "my graph"}), "my graph")
   local path = os.tmpname() .. ".dot"
-  T.eq(uop.dot(e, {file = path}), text)
+  T.eq(uop.dot(e, {file = path}), "wrote " .. path)
   local f = assert(io.open(path))
   T.eq(f:read("a"), text)
   f:close()

@@ -41,6 +41,7 @@ static const char help_text[] =
     "  :run               run the kernel's program, validated against the reference\n"
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
+    "  :report FILE       the whole program as one HTML page (stages, diffs, rules, graphs)\n"
     "\n"
     "The uop module (also require \"uopdb\"):\n"
     "  uop.var(name, lo, hi)         uop.const(dtype, v)        uop.range(n, axis_id, axis_type)\n"

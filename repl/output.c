@@ -310,8 +310,22 @@ static bool page(const char *s, size_t n) {
     if (!pager) pager = DEFAULT_PAGER;
     while (isspace((unsigned char)*pager)) pager++;
     if (!*pager || !strcmp(pager, "cat") || !program_exists(pager)) return false;
+    /* the environment the pager gets, made before fork (the child only
+     * calls what is safe after fork in a process that may have threads) */
+    extern char **environ;
+    size_t nenv = 0;
+    while (environ[nenv]) nenv++;
+    char **envp = malloc((nenv + 2) * sizeof *envp);
+    if (!envp) return false;
+    memcpy(envp, environ, nenv * sizeof *envp);
+    if (!getenv("LESS")) envp[nenv++] = "LESS=FRXK"; /* like git: colour, quit on Ctrl-C, keep the text shown */
+    envp[nenv] = NULL;
+    char *const argv[] = {"sh", "-c", (char *)pager, NULL};
     int fds[2];
-    if (pipe(fds) != 0) return false;
+    if (pipe(fds) != 0) {
+        free(envp);
+        return false;
+    }
     fflush(stdout);
     fflush(stderr);
     /* the pager owns the terminal until it exits: Ctrl-C is its to handle
@@ -325,16 +339,22 @@ static bool page(const char *s, size_t n) {
     sigaction(SIGPIPE, &ign, &old_pipe);
     pid_t pid = fork();
     if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
+        /* SIGINT and SIGQUIT stay ignored: the shell lives until the pager
+         * has left the terminal (less sets its own handler and leaves on
+         * Ctrl-C), so the prompt never comes back under a pager still
+         * running */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(SIGPIPE, &dfl, NULL);
         dup2(fds[0], STDIN_FILENO);
         close(fds[0]);
         close(fds[1]);
-        if (!getenv("LESS")) setenv("LESS", "FRXK", 1);
-        execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+        execve("/bin/sh", argv, envp);
         _exit(127);
     }
+    free(envp);
     close(fds[0]);
     bool ok = pid > 0;
     if (ok) {

@@ -369,6 +369,18 @@ expect_has ":kernel lists the kernels, the current marked" "> 2  Kernel r_2_3n1"
 expect_has ":kernel past the last" "no kernel 9: this program has" "$err"
 expect_has ":kernel with a bad argument" ":kernel takes a kernel number" "$err"
 
+# every command is in :help's list and has its own :help
+run $':complete :\n'
+cmds=$out
+run $':help\n'
+help_all=$out
+missing=""
+for c in $cmds; do [[ "$help_all" == *"$c"* ]] || missing="$missing $c"; done
+expect_eq ":help lists every command" "" "$missing"
+run "$(for c in $cmds; do printf ':help %s\n' "${c#:}"; done)"
+expect_eq ":help CMD for every command: no errors" "" "$err"
+expect_eq ":help CMD for every command: examples" "$(wc -l <<<"$cmds")" "$(grep -c '^Examples:' <<<"$out")"
+
 # --- completion of commands and their arguments ---
 run $':complete :go\n:complete :break \n:complete :break op AD\n:complete :goto 2\n:complete :help ste\n'
 expect_eq "completion of commands and arguments" $':goto\nnode\nop\nrule\nADD\n2\n20\n21\n22\nstep' "$out"
@@ -425,7 +437,7 @@ for keys, want in steps:
 os.write(fd, b"\x04")
 read_until(None, 60)  # to the end of its output
 code = -1
-for _ in range(100):
+for _ in range(1200):
     done, status = os.waitpid(pid, os.WNOHANG)
     if done:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -100 - os.WTERMSIG(status)
@@ -491,6 +503,17 @@ if command -v python3 >/dev/null 2>&1; then
     out=$(PAGER="cat >>'$tmp/paged'" python3 "$tmp/term.py" 12 100 "[$compile_steps"'(b":stages\r", b"@0> ")]' "$UOPDB" --no-pager 2>&1)
     expect_has "terminal: --no-pager prints long output" "stages of r_2_2_2" "$out"
     if [ -e "$tmp/paged" ]; then bad "terminal: --no-pager ran the pager"; else ok; fi
+
+    # the default pager, less: q and Ctrl-C leave it, and the next line typed is read whole
+    if command -v less >/dev/null 2>&1; then
+        out=$(env -u PAGER -u LESS python3 "$tmp/term.py" 12 100 "[$compile_steps"'
+            (b":llvm\r", b"LLVM"), (b"q", b"@0> "), (b"print(\"after q\")\r", b"@0> "),
+            (b":llvm\r", b"LLVM"), (b"\x03", b"@0> "), (b"print(\"after Ctrl-C\")\r", b"@0> ")]' "$UOPDB" 2>&1)
+        expect_has "terminal: less shows long output" "define void @r_2_2_2" "$out"
+        expect_has "terminal: q leaves less" $'print("after q")\nafter q\n' "$out"
+        expect_has "terminal: Ctrl-C leaves less" $'print("after Ctrl-C")\nafter Ctrl-C\n' "$out"
+        expect_has "terminal: less: clean exit" "exit=0" "$out"
+    fi
 fi
 
 echo "repl: $pass passed, $fail failed"

@@ -190,7 +190,7 @@ static bool reduce(Interp *in, int k, IVal *out) {
         IVal v;
         if (!(ok = eval(in, nd->src[0], &v))) break;
         if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
-        if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : (v.f > acc.f || isnan(v.f) ? v.f : acc.f));
+        if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
         else {
             int64_t r = rop == OP_ADD ? (int64_t)((uint64_t)acc.i + (uint64_t)v.i)
                       : rop == OP_MUL ? (int64_t)((uint64_t)acc.i * (uint64_t)v.i)

@@ -272,12 +272,15 @@ static LLVMValueRef render_binary(Render *r, const UOp *u, const char *nm) {
         if (fl) { lr_fail(r, u, "%s needs integer sources", op_name(op)); return NULL; }
         return safe_divmod(r, op == OP_IDIV, !uns, a, b, nm);
     case OP_MAX: {
-        LLVMValueRef gt = fl ? LLVMBuildFCmp(r->b, LLVMRealOGT, a, b, "")
-                             : LLVMBuildICmp(r->b, uns ? LLVMIntUGT : LLVMIntSGT, a, b, "");
-        return LLVMBuildSelect(r->b, gt, a, b, nm);
+        /* tinygrad's LLVM renderer has no MAX: it becomes (a < b).where(b, a)
+         * with its float "<" (ult), so NaN in b wins and NaN in a alone loses */
+        LLVMValueRef lt = fl ? LLVMBuildFCmp(r->b, LLVMRealULT, a, b, "")
+                             : LLVMBuildICmp(r->b, uns ? LLVMIntULT : LLVMIntSLT, a, b, "");
+        return LLVMBuildSelect(r->b, lt, b, a, nm);
     }
     case OP_CMPLT:
-        return fl ? LLVMBuildFCmp(r->b, LLVMRealOLT, a, b, nm) : LLVMBuildICmp(r->b, uns ? LLVMIntULT : LLVMIntSLT, a, b, nm);
+        /* float "<" is unordered, as tinygrad renders it: true with a NaN */
+        return fl ? LLVMBuildFCmp(r->b, LLVMRealULT, a, b, nm) : LLVMBuildICmp(r->b, uns ? LLVMIntULT : LLVMIntSLT, a, b, nm);
     case OP_CMPNE: return fl ? LLVMBuildFCmp(r->b, LLVMRealUNE, a, b, nm) : LLVMBuildICmp(r->b, LLVMIntNE, a, b, nm);
     case OP_CMPEQ: return fl ? LLVMBuildFCmp(r->b, LLVMRealOEQ, a, b, nm) : LLVMBuildICmp(r->b, LLVMIntEQ, a, b, nm);
     case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:

@@ -48,9 +48,7 @@ static inline int64_t wrap32(uint64_t x) {
     case OP_MUL: LOOP(of[t] = R(af[t] * bf[t]));                                               \
     case OP_FDIV: LOOP(of[t] = R(af[t] / bf[t]));                                              \
     case OP_NEG: LOOP(of[t] = R(-af[t]));                                                      \
-    case OP_MAX:                                                                               \
-        LOOP(double x = af[t]; double y = bf[t];                                               \
-             of[t] = R(x > y ? x : (y > x ? y : (isnan(x) ? x : y))));                         \
+    case OP_MAX: LOOP(of[t] = R(scalar_max_float(af[t], bf[t])));                              \
     default: break;                                                                            \
     }
 #define ROUND32(x) ((double)(float)(x))
@@ -80,7 +78,7 @@ static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *restrict a, 
     if (op_is(op, OPF_COMPARISON)) {
         if (kd != K_BOOL) return "";
         if (ks == K_F32 || ks == K_F64) {
-            if (op == OP_CMPLT) LOOP(oi[t] = af[t] < bf[t]);
+            if (op == OP_CMPLT) LOOP(oi[t] = !(af[t] >= bf[t]));   /* "ult", as scalar_eval */
             if (op == OP_CMPNE) LOOP(oi[t] = af[t] != bf[t]);
             if (op == OP_CMPEQ) LOOP(oi[t] = af[t] == bf[t]);
         } else if (ks == K_I32 || ks == K_I64 || ks == K_BOOL) {
@@ -144,13 +142,17 @@ void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len)
     bool ff = dt_is_float(from);
     double *xf = &x->f;
     int64_t *xi = &x->i;
+    bool fu = dt_is_unsigned(from);
     switch (kind_of(to)) {
     case K_F32:
+        /* an integer is rounded once to float, as sitofp/uitofp do */
         if (ff) for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)xf[t];
-        else for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)(double)xi[t];
+        else if (fu) for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)(uint64_t)xi[t];
+        else for (int64_t t = 0; t < len; t++) xf[t] = (double)(float)xi[t];
         return;
     case K_F64:
-        if (!ff) for (int64_t t = 0; t < len; t++) xf[t] = (double)xi[t];
+        if (!ff && fu) for (int64_t t = 0; t < len; t++) xf[t] = (double)(uint64_t)xi[t];
+        else if (!ff) for (int64_t t = 0; t < len; t++) xf[t] = (double)xi[t];
         return;
     case K_I32:
         if (!ff) { for (int64_t t = 0; t < len; t++) xi[t] = wrap32((uint64_t)xi[t]); return; }
@@ -166,7 +168,7 @@ void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len)
     }
     bool tf = dt_is_float(to);
     for (int64_t t = 0; t < len; t++) {
-        ScalarVal v = ff ? scalar_from_float(to, x[t].f) : scalar_from_int(to, x[t].i);
+        ScalarVal v = ff ? scalar_from_float(to, x[t].f) : fu ? scalar_from_uint(to, (uint64_t)x[t].i) : scalar_from_int(to, x[t].i);
         if (tf) x[t].f = v.f;
         else x[t].i = v.i;
     }
@@ -194,7 +196,7 @@ RefWord ref_reduce_identity(const RefReduce *rd) {
 static inline RefWord step(const RefReduce *rd, bool fl, RefWord acc, RefWord v) {
     if (fl) {
         double a = acc.f, x = rd->src_float ? v.f : 0.0;
-        double res = rd->op == OP_ADD ? a + x : rd->op == OP_MUL ? a * x : (x > a || isnan(x) ? x : a);
+        double res = rd->op == OP_ADD ? a + x : rd->op == OP_MUL ? a * x : scalar_max_float(a, x);
         acc.f = scalar_from_float(rd->dt, res).f;
     } else {
         int64_t a = acc.i, x = rd->src_float ? 0 : v.i;

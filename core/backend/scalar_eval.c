@@ -31,17 +31,34 @@ ScalarVal scalar_from_float(const DType *dt, double f) {
     return v;
 }
 
+/* An integer to a float dtype rounded once, as LLVM's sitofp/uitofp do:
+ * going through double first would round twice for integers above 2^53. */
+static double int_to_float(const DType *dt, int64_t i, bool is_unsigned) {
+    uint64_t u = (uint64_t)i;
+    switch (dt->sk) {
+    case SK_FLOAT32: return is_unsigned ? (double)(float)u : (double)(float)i;
+    case SK_FLOAT16: return is_unsigned ? (double)(_Float16)u : (double)(_Float16)i;
+    case SK_FLOAT64: return is_unsigned ? (double)u : (double)i;
+    default: return round_float(dt, is_unsigned ? (double)u : (double)i);
+    }
+}
+
 ScalarVal scalar_from_int(const DType *dt, int64_t i) {
     ScalarVal v = {0, 0};
-    if (dt_is_float(dt)) v.f = round_float(dt, (double)i);
+    if (dt_is_float(dt)) v.f = int_to_float(dt, i, false);
     else if (dt_is_bool(dt)) v.i = i != 0;
     else v.i = dt_wrap_int(dt, i);
     return v;
 }
 
+ScalarVal scalar_from_uint(const DType *dt, uint64_t u) {
+    if (dt_is_float(dt)) return (ScalarVal){int_to_float(dt, (int64_t)u, true), 0};
+    return scalar_from_int(dt, (int64_t)u);
+}
+
 ScalarVal scalar_convert(const DType *to, const DType *from, ScalarVal x) {
     if (dt_is_float(from)) return scalar_from_float(to, x.f);
-    if (dt_is_unsigned(from) && dt_is_float(to)) return scalar_from_float(to, (double)(uint64_t)x.i);
+    if (dt_is_unsigned(from)) return scalar_from_uint(to, (uint64_t)x.i);
     return scalar_from_int(to, x.i);
 }
 
@@ -85,7 +102,9 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
     bool fl = dt_is_float(sdt);
     if (op_is(op, OPF_COMPARISON)) {
         bool r;
-        if (fl) r = op == OP_CMPLT ? s[0].f < s[1].f : op == OP_CMPNE ? s[0].f != s[1].f : s[0].f == s[1].f;
+        /* float CMPLT is LLVM's unordered "ult", as tinygrad renders it: true
+         * when either side is NaN; CMPNE is "une" and CMPEQ "oeq" */
+        if (fl) r = op == OP_CMPLT ? !(s[0].f >= s[1].f) : op == OP_CMPNE ? s[0].f != s[1].f : s[0].f == s[1].f;
         else if (dt_is_unsigned(sdt) && op == OP_CMPLT) r = (uint64_t)s[0].i < (uint64_t)s[1].i;
         else r = op == OP_CMPLT ? s[0].i < s[1].i : op == OP_CMPNE ? s[0].i != s[1].i : s[0].i == s[1].i;
         *out = scalar_from_int(dt, r);
@@ -98,7 +117,7 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
         case OP_SUB: r = a - b; break;
         case OP_MUL: r = a * b; break;
         case OP_FDIV: r = a / b; break;
-        case OP_MAX: r = a > b ? a : (b > a ? b : (isnan(a) ? a : b)); break;
+        case OP_MAX: r = scalar_max_float(a, b); break;
         case OP_NEG: r = -a; break;
         case OP_RECIPROCAL: r = 1.0 / a; break;
         case OP_SQRT: r = sqrt(a); break;
@@ -107,7 +126,9 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
         case OP_SIN: r = sin(a); break;
         case OP_TRUNC: r = trunc(a); break;
         case OP_POW: r = pow(a, b); break;
-        case OP_MULACC: r = a * b + s[2].f; break;
+        /* the renderer draws MULACC as a multiply and an add, each rounded to
+         * the dtype (no fusing, as tinygrad's LLVM code for a*b+c) */
+        case OP_MULACC: r = round_float(dt, a * b) + s[2].f; break;
         default: return "no float semantics for this op";
         }
         *out = scalar_from_float(dt, r);

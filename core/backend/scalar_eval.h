@@ -17,7 +17,10 @@ typedef struct ScalarVal {
 } ScalarVal;
 
 ScalarVal scalar_from_float(const DType *dt, double f);
+/* an integer (signed, or unsigned: a uint64 above 2^63) as dtype dt; to a
+ * float it is rounded once, as LLVM's sitofp and uitofp round */
 ScalarVal scalar_from_int(const DType *dt, int64_t i);
+ScalarVal scalar_from_uint(const DType *dt, uint64_t u);
 /* x of dtype from, as dtype to (a CAST) */
 ScalarVal scalar_convert(const DType *to, const DType *from, ScalarVal x);
 ScalarVal scalar_read(const DType *dt, const void *p, size_t k);
@@ -26,6 +29,12 @@ bool scalar_write(const DType *dt, void *p, size_t k, ScalarVal v);
 /* Applies op (an ALU op other than WHERE; comparisons give bool) to nsrc
  * sources of dtype src_dt, giving dtype dt.  NULL on success, otherwise what
  * went wrong ("integer division by zero", "no float semantics"). */
+/* Float MAX as tinygrad's LLVM backend computes it: MAX(a, b) is
+ * (a < b).where(b, a) with an unordered "<" (true when either side is NaN),
+ * so a NaN in b gives NaN, a NaN in a alone gives b, and MAX(-0.0, 0.0) is
+ * a, -0.0.  This is a >= b ? a : b. */
+static inline double scalar_max_float(double a, double b) { return a >= b ? a : b; }
+
 const char *scalar_alu(Op op, const DType *dt, const DType *src_dt, int nsrc, const ScalarVal *s, ScalarVal *out);
 
 #endif

@@ -235,8 +235,10 @@ static bool exec_float(Op op, const double *v, double *out) {
     case OP_SUB: *out = v[0] - v[1]; return true;
     case OP_MUL: *out = v[0] * v[1]; return true;
     case OP_FDIV: *out = v[0] / v[1]; return true;
-    case OP_MAX: *out = isnan(v[0]) || isnan(v[1]) ? NAN : (v[0] > v[1] ? v[0] : v[1]); return true;
-    case OP_CMPLT: *out = v[0] < v[1]; return true;
+    /* as the generated code computes them (tinygrad's LLVM backend): MAX is
+     * (a < b).where(b, a) and float "<" is true when either side is NaN */
+    case OP_MAX: *out = v[0] >= v[1] ? v[0] : v[1]; return true;
+    case OP_CMPLT: *out = !(v[0] >= v[1]); return true;
     case OP_CMPNE: *out = v[0] != v[1]; return true;
     case OP_CMPEQ: *out = v[0] == v[1]; return true;
     case OP_WHERE: *out = v[0] != 0 ? v[1] : v[2]; return true;

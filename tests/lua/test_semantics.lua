@@ -1,0 +1,186 @@
+-- test_semantics.lua - numeric semantics that the JIT, the tensor reference
+-- and the interpreters share, equal to tinygrad v0.12.0's CPU LLVM backend
+-- (CPU=1 CPU_LLVM=1): MAX and "<" with NaN, float16 rounding after every op,
+-- uint64 to float.  Each case runs through the JIT with validation (the JIT
+-- against the reference), is compared with the values tinygrad gives, and is
+-- checked at every point 0..22 of its kernels (the kernel-AST interpreter at
+-- the scheduler's point, the linear-program interpreter after it).
+local T = ...
+local d = uop.dtypes
+local nan = 0 / 0
+
+local function show(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local s = {}
+  for i, x in ipairs(v) do s[i] = show(x) end
+  return "{" .. table.concat(s, ", ") .. "}"
+end
+
+local function flat(v, out)
+  out = out or {}
+  if type(v) ~= "table" then out[#out + 1] = v return out end
+  for _, x in ipairs(v) do flat(x, out) end
+  return out
+end
+
+-- equal element by element, NaN equal to NaN, -0.0 apart from 0.0
+local function same_value(a, b)
+  if type(a) == "number" and type(b) == "number" then
+    if a ~= a or b ~= b then return a ~= a and b ~= b end
+    if a == 0 and b == 0 then return 1 / a == 1 / b end
+  end
+  return a == b
+end
+local function same(got, want, what)
+  want, got = flat(want), flat(got)
+  local ok = type(got) == "table" and #got == #want
+  for i = 1, ok and #want or 0 do ok = ok and same_value(got[i], want[i]) end
+  T.ok(ok, string.format("%s: expected %s, got %s", what, show(want), show(got)))
+end
+
+-- t computed by the JIT (validated against the reference), by the reference,
+-- and by the interpreters at every point of every kernel; all equal to want
+local function check_everywhere(t, want, what)
+  local p = uop.compile(t, {select = false})
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, what .. ": validation: " .. rep.text)
+  same(uop.buffer_values(outs[#outs]), want, what .. " (JIT)")
+  same(uop.reference(t), want, what .. " (reference)")
+  for i = 1, #p:kernels() do
+    local k = p:kernel(i)
+    for n = 0, 22 do
+      local r = k:check(n, {quiet = true})
+      T.ok(r.ok, string.format("%s: kernel %d point %d: %s", what, i, n, r.text or ""))
+    end
+  end
+end
+
+-- ---------------------------------------------------------------- MAX, NaN
+-- tinygrad's LLVM renderer has no MAX: MAX(a, b) is (a < b).where(b, a) with
+-- the unordered "<", so a NaN on the right wins and a NaN on the left alone
+-- loses.  Expected values from tinygrad v0.12.0, CPU=1 CPU_LLVM=1:
+--   a = Tensor([1.0, nan, nan, 2.0]); b = Tensor([nan, 1.0, nan, 3.0])
+--   a.maximum(b) -> [nan, 1.0, nan, 3.0]; b.maximum(a) -> [1.0, nan, nan, 3.0]
+--   a.minimum(b) -> [nan, 1.0, nan, 2.0]; Tensor([nan, -1.0, 2.0]).relu() -> [nan, 0.0, 2.0]
+--   Tensor([1.0, nan, 2.0]).max() -> 2.0; Tensor([nan, 1.0, 2.0]).max() -> 2.0;
+--   Tensor([1.0, 2.0, nan]).max() -> nan
+--   a < b -> [True, True, True, False]; a > b -> [True, True, True, False]
+local function ab() return Tensor({1.0, nan, nan, 2.0}), Tensor({nan, 1.0, nan, 3.0}) end
+
+T.test("MAX with NaN: the right-hand NaN wins, in both orders, everywhere", function()
+  local a, b = ab()
+  check_everywhere(a:maximum(b), {nan, 1.0, nan, 3.0}, "a:maximum(b)")
+  a, b = ab()
+  check_everywhere(b:maximum(a), {1.0, nan, nan, 3.0}, "b:maximum(a)")
+  a, b = ab()
+  check_everywhere(a:minimum(b), {nan, 1.0, nan, 2.0}, "a:minimum(b)")
+end)
+
+T.test("relu and the max reduction with NaN are tinygrad's", function()
+  check_everywhere(Tensor({nan, -1.0, 2.0}):relu(), {nan, 0.0, 2.0}, "relu")
+  check_everywhere(Tensor({1.0, nan, 2.0}):max(), 2.0, "max of {1, nan, 2}")
+  check_everywhere(Tensor({nan, 1.0, 2.0}):max(), 2.0, "max of {nan, 1, 2}")
+  check_everywhere(Tensor({1.0, 2.0, nan}):max(), nan, "max of {1, 2, nan}")
+end)
+
+T.test("float < is true when either side is NaN (LLVM's ult)", function()
+  local a, b = ab()
+  check_everywhere(a:lt(b), {true, true, true, true}, "a < b")
+  a, b = ab()
+  check_everywhere(a:gt(b), {true, true, true, false}, "a > b")
+end)
+
+T.test("MAX of -0.0 and 0.0 keeps the left operand", function()
+  -- (a < b).where(b, a): -0.0 < 0.0 is false, so the result is a
+  local z = Tensor({0.0, 0.0})
+  local nz = z:neg()
+  check_everywhere(nz:maximum(z), {-0.0, -0.0}, "maximum(-0.0, 0.0)")
+  z = Tensor({0.0, 0.0})
+  check_everywhere(z:maximum(z:neg()), {0.0, 0.0}, "maximum(0.0, -0.0)")
+end)
+
+T.test("constant folding of MAX and < with NaN follows the same rule", function()
+  local f = function(x) return uop.const(d.float32, x) end
+  local max = function(x, y) return x:max(y) end
+  local lt = function(x, y) return x:lt(y) end
+  local v = uop.simplify(max(f(1.0), f(nan))):arg()
+  T.ok(v ~= v, "MAX(1, nan) folds to nan, got " .. tostring(v))
+  T.eq(uop.simplify(max(f(nan), f(1.0))):arg(), 1.0, "MAX(nan, 1) folds to 1")
+  T.eq(uop.simplify(lt(f(nan), f(1.0))):arg(), true, "nan < 1 folds to true")
+  T.eq(uop.simplify(lt(f(1.0), f(2.0))):arg(), true)
+  T.eq(uop.simplify(lt(f(2.0), f(1.0))):arg(), false)
+end)
+
+-- ---------------------------------------------------------------- float16
+-- tinygrad's LLVM backend renders half ALU ops as LLVM half instructions, and
+-- each is rounded to half (the clang backend, CPU's default, does __fp16 math
+-- in float and rounds once at the store: different bits).  Tensor.sum and
+-- Tensor.exp of halves compute in float32 and cast back.  The expected bits
+-- come from scripts/capture_half_bits.py (same inputs, CPU=1 CPU_LLVM=1).
+local function half_of_bits(b)
+  local sign = b >= 0x8000 and -1 or 1
+  local e, m = (b >> 10) & 0x1f, b & 0x3ff
+  if e == 0 then return sign * m * 2.0 ^ -24 end
+  return sign * (1 + m / 1024) * 2.0 ^ (e - 15)
+end
+local function halves(bits)
+  local r = {}
+  for i, b in ipairs(bits) do r[i] = half_of_bits(b) end
+  return r
+end
+local function list(n, f)
+  local r = {}
+  for i = 0, n - 1 do r[i + 1] = f(i) end
+  return r
+end
+local function H(n, f) return Tensor(list(n, f), "float16") end
+
+local MULADD = {0x3806, 0x38e0, 0x39c2, 0x3aae, 0x3b9e, 0x3c4d, 0x3ccc, 0x3d51, 0x3dda, 0x3e65, 0x3ef8,
+                0x3f89, 0x4010, 0x405e, 0x40af, 0x4100}
+local ADDS = {0x63d0, 0x63d6, 0x63de, 0x63e5, 0x63eb, 0x63f1, 0x63f9, 0x63ff, 0x6403, 0x6406, 0x6409,
+              0x640c, 0x6411, 0x6414, 0x6417, 0x641a}
+local SUM = 0x6e5c
+local EXP = {0x24b0, 0x2550, 0x2605, 0x26d2, 0x27bb, 0x2861, 0x28f7, 0x29a0, 0x2a5f, 0x2b39, 0x2c17,
+             0x2ca3, 0x2d41, 0x2df4, 0x2ebf, 0x2fa5, 0x3055, 0x30e8, 0x3190, 0x324d, 0x3324, 0x340c,
+             0x3496, 0x3532, 0x35e3, 0x36ab, 0x378f, 0x3848, 0x38da, 0x3980, 0x3a3b, 0x3b0f, 0x3c00,
+             0x3c88, 0x3d23, 0x3dd2, 0x3e98, 0x3f79, 0x403c, 0x40cc, 0x4170, 0x4229, 0x42fb, 0x43e9,
+             0x447b, 0x4514, 0x45c1, 0x4685, 0x4764, 0x4830, 0x48be, 0x4960, 0x4a17, 0x4ae7, 0x4bd2,
+             0x4c6e, 0x4d05, 0x4db1, 0x4e73, 0x4f4e, 0x5024, 0x50b1, 0x5151, 0x5206}
+
+T.test("half a*b+c rounds the product, then the sum: tinygrad's bits", function()
+  local a = H(16, function(i) return (1025 + 37 * i) / 1024 end)
+  local b = H(16, function(i) return (1537 + 53 * i) / 1024 end)
+  local c = H(16, function(i) return -(1 + i / 1024) end)
+  check_everywhere(a * b + c, halves(MULADD), "a*b+c")
+end)
+
+T.test("a chain of half adds rounds after each add: tinygrad's bits", function()
+  local function e() return H(16, function(i) return (2 * i + 1) / 16 end) end
+  local dd = H(16, function(i) return 1000 + 3 * i end)
+  local f = H(16, function(i) return (3 * i + 1) / 32 end)
+  check_everywhere(dd + e() + f + e(), halves(ADDS), "d+e+f+e")
+end)
+
+T.test("the sum of halves accumulates in float32 and the exp of halves: tinygrad's bits", function()
+  local s = H(64, function(i) return (17 * i % 29) / 8 + 100 end)
+  check_everywhere(s:sum(), half_of_bits(SUM), "sum")
+  T.eq(s:sum():dtype(), d.float16)
+  check_everywhere(H(64, function(i) return (i - 32) / 8 end):exp(), halves(EXP), "exp")
+end)
+
+-- ---------------------------------------------------------------- uint64
+-- LLVM's uitofp rounds the unsigned value once: 2^64-1 is 2^64 in float32 and
+-- float64, 2^63+2^40+1 is 2^63+2^40 (float32: 2^63+2^40 too, the nearest)
+T.test("uint64 values from 2^63 convert to positive floats, rounded once", function()
+  local big = {-1, math.mininteger, math.mininteger + (1 << 40) + 1, 12345}
+  local want64 = {2.0 ^ 64, 2.0 ^ 63, 2.0 ^ 63 + 2.0 ^ 40, 12345.0}
+  check_everywhere(Tensor(big, "uint64"):cast("float64"), want64, "uint64 -> float64")
+  check_everywhere(Tensor(big, "uint64"):cast("float32"), want64, "uint64 -> float32")
+  -- 2^63 + 2^39 + 1 lies just above the middle of two float32 values: one
+  -- rounding gives the upper one; rounding to double first would give the
+  -- middle, which then rounds to even, the lower one
+  local mid = {math.mininteger + (1 << 39) + 1}
+  check_everywhere(Tensor(mid, "uint64"):cast("float32"), {2.0 ^ 63 + 2.0 ^ 40}, "uint64 -> float32, one rounding")
+  check_everywhere(Tensor({(1 << 62) + (1 << 38) + 1}, "int64"):cast("float32"), {2.0 ^ 62 + 2.0 ^ 39},
+    "int64 -> float32, one rounding")
+end)

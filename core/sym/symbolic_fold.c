@@ -310,10 +310,19 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
     if (to->count != 1 || dt_is_ptr(to) || !cst->arg) return NULL;
     const Arg *a = cst->arg;
     if (dt_is_float(to)) {
+        if (to->sk != SK_FLOAT32 && to->sk != SK_FLOAT64) return NULL;
         double v;
-        if (!uop_const_value(cst, &v)) return NULL;
-        if (to->sk == SK_FLOAT32) v = (double)(float)v;
-        else if (to->sk != SK_FLOAT64) return NULL;
+        if (a->kind == ARG_INT && dt_is_int(cst->dtype)) {
+            /* rounded once, as sitofp/uitofp: a uint64 from 2^63 is positive,
+             * and a 64-bit value does not go through double on its way to float32 */
+            int64_t i = a->v.i;
+            bool uns = dt_is_unsigned(cst->dtype);
+            if (to->sk == SK_FLOAT32) v = uns ? (double)(float)(uint64_t)i : (double)(float)i;
+            else v = uns ? (double)(uint64_t)i : (double)i;
+        } else {
+            if (!uop_const_value(cst, &v)) return NULL;
+            if (to->sk == SK_FLOAT32) v = (double)(float)v;
+        }
         return uop_const_float(CTX, to, v);
     }
     if (dt_is_bool(to)) {

@@ -184,3 +184,14 @@ T.test("uint64 values from 2^63 convert to positive floats, rounded once", funct
   check_everywhere(Tensor({(1 << 62) + (1 << 38) + 1}, "int64"):cast("float32"), {2.0 ^ 62 + 2.0 ^ 39},
     "int64 -> float32, one rounding")
 end)
+
+T.test("a uint64 constant from 2^63 folds to a positive float; int64 to float32 rounds once", function()
+  local u = uop.const(d.uint64, -1)   -- 2^64 - 1
+  T.eq(uop.simplify(u:cast(d.float32)):arg(), 2.0 ^ 64)
+  T.eq(uop.simplify(u:cast(d.float64)):arg(), 2.0 ^ 64)
+  local i = uop.const(d.int64, (1 << 62) + (1 << 38) + 1)
+  T.eq(uop.simplify(i:cast(d.float32)):arg(), 2.0 ^ 62 + 2.0 ^ 39)
+  -- a constant tensor: folded in the kernel, computed by the reference
+  check_everywhere(Tensor.full({2}, -1, {dtype = "uint64"}):cast("float32"), {2.0 ^ 64, 2.0 ^ 64},
+    "full(2^64-1):cast(float32)")
+end)

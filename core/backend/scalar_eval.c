@@ -26,6 +26,8 @@ ScalarVal scalar_from_float(const DType *dt, double f) {
     ScalarVal v = {0, 0};
     if (dt_is_float(dt)) v.f = round_float(dt, f);
     else if (dt_is_bool(dt)) v.i = f != 0;
+    /* fptoui: a uint64 takes values up to 2^64, beyond int64 */
+    else if (dt_is_unsigned(dt) && dt_bitsize(dt) == 64 && f >= 0x1p63 && f < 0x1p64) v.i = (int64_t)(uint64_t)f;
     /* C truncation; out of range or NaN has no defined value, use 0 */
     else v.i = (isnan(f) || f >= 9.2e18 || f <= -9.2e18) ? 0 : dt_wrap_int(dt, (int64_t)f);
     return v;

@@ -711,4 +711,9 @@ void ref_tensor_free(RefTensor *t) {
     memset(t, 0, sizeof *t);
 }
 
-double ref_value(const RefTensor *t, size_t k) { return t->f ? t->f[k] : (double)t->i[k]; }
+double ref_value(const RefTensor *t, size_t k) {
+    if (t->f) return t->f[k];
+    /* a uint64 is held as its bit pattern: from 2^63 it is positive */
+    if (t->dtype && dt_is_unsigned(t->dtype)) return (double)(uint64_t)t->i[k];
+    return (double)t->i[k];
+}

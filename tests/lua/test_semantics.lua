@@ -183,6 +183,9 @@ T.test("uint64 values from 2^63 convert to positive floats, rounded once", funct
   check_everywhere(Tensor(mid, "uint64"):cast("float32"), {2.0 ^ 63 + 2.0 ^ 40}, "uint64 -> float32, one rounding")
   check_everywhere(Tensor({(1 << 62) + (1 << 38) + 1}, "int64"):cast("float32"), {2.0 ^ 62 + 2.0 ^ 39},
     "int64 -> float32, one rounding")
+  -- and back: fptoui keeps a float from 2^63 (Lua integers print uint64 as signed)
+  check_everywhere(Tensor({2.0 ^ 63 + 2.0 ^ 40, 12345.0}, "float64"):cast("uint64"),
+    {math.mininteger + (1 << 40), 12345}, "float64 -> uint64")
 end)
 
 T.test("a uint64 constant from 2^63 folds to a positive float; int64 to float32 rounds once", function()

@@ -132,6 +132,11 @@ static void test_int_to_float(void **st) {
         /* beyond half's range: +inf, never negative */
         assert_true(same_double(w16.f, k < 3 ? INFINITY : 12344.0));
     }
+    /* and back: a float from 2^63 to uint64 keeps its value (fptoui) */
+    assert_true((uint64_t)scalar_convert(U64, F64, (ScalarVal){0x1p63 + 0x1p40, 0}).i == (1ull << 63) + (1ull << 40));
+    RefWord back = {.f = 0x1p64 - 0x1p11};
+    ref_block_cast(U64, F64, &back, 1);
+    assert_true((uint64_t)back.i == UINT64_MAX - 2047);
     /* int64 above 2^53 to float32: one rounding, not two through double */
     ScalarVal s = {0, (1ll << 62) + (1ll << 38) + 1};
     assert_true(same_double(scalar_convert(DT_FLOAT32, DT_INT64, s).f, 0x1p62 + 0x1p39));

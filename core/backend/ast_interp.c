@@ -10,6 +10,7 @@
  * computed once per change of what it reads, like the hoisting the codegen
  * would do. */
 #include "ast_interp.h"
+#include "division.h"
 #include "scalar_eval.h"
 #include <math.h>
 #include <stdarg.h>
@@ -250,6 +251,23 @@ static bool compute(Interp *in, int k, IVal *out) {
         return true;
     }
     default: break;
+    }
+    const UOp *recip = NULL;
+    int side = mul_reciprocal_side(u, &recip);
+    if (side >= 0) {
+        /* a * RECIPROCAL(b) is a / b (division.h) */
+        int dk = nd->src[side];
+        while (in->nodes[dk].u != recip) dk = in->nodes[dk].src[0];
+        IVal s[2];
+        if (!eval(in, nd->src[1 - side], &s[0])) return false;
+        if (s[0].invalid) { *out = s[0]; return true; }
+        if (!eval(in, in->nodes[dk].src[0], &s[1])) return false;
+        if (s[1].invalid) { *out = s[1]; return true; }
+        ScalarVal sv[2] = {to_scalar(s[0]), to_scalar(s[1])}, r;
+        const char *why = scalar_alu(OP_FDIV, u->dtype, u->dtype, 2, sv, &r);
+        if (why) return fail(in, u, "%s (FDIV)", why);
+        *out = from_scalar(r);
+        return true;
     }
     if (op_is_alu(op) && op != OP_BITCAST && u->nsrc <= 3) {
         IVal s[3];

@@ -15,6 +15,7 @@
  * scalars; through W pointer lanes (a gather or scatter) one scalar each. */
 #include "linear_interp.h"
 #include "../util/interrupt.h"
+#include "division.h"
 #include "scalar_eval.h"
 #include <signal.h>
 #include <stdarg.h>
@@ -352,6 +353,23 @@ static const UOp *address_index(const UOp *p) {
 
 static bool lanes_fit(int have, int want) { return have == 1 || have == want; }
 
+/* a float MUL by a RECIPROCAL runs as the division (division.h): FDIV of the
+ * other source by the reciprocal's source */
+static bool division_operands(LI *li, Ins *in, const UOp *u) {
+    const UOp *recip = NULL;
+    int side = mul_reciprocal_side(u, &recip);
+    if (side < 0) return true;
+    const UOp *den = recip->src[0];
+    const Node *dn = node_of(li, den);
+    if (!dn && (uop_op(den) == OP_CONST || uop_op(den) == OP_VCONST)) dn = const_node(li, den);
+    if (!dn) return !li->failed;
+    Ref num = li->refs[in->src + 1 - side];
+    li->refs[in->src] = num;
+    li->refs[in->src + 1] = (Ref){dn->val, dn->lanes};
+    in->op = OP_FDIV;
+    return true;
+}
+
 /* ---- setup: one instruction ---- */
 
 static bool build_ins(LI *li, int pc, const UOp *u) {
@@ -560,6 +578,7 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
                 if (!lanes_fit(r[i].lanes, W)) return fail(li, u, "source %d has %d lanes, it has %d", i, r[i].lanes, W);
             }
             in->kind = K_ALU;
+            if (!division_operands(li, in, u)) return false;
             break;
         }
         if (op == OP_REDUCE || op == OP_UNROLL || op == OP_CONTRACT || op_group(op) == OPG_SCHED ||

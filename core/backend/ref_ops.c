@@ -108,7 +108,11 @@ static inline ScalarVal to_scalar(RefWord w, bool is_float) {
 
 const char *ref_block_alu(const UOp *u, RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
                           unsigned char *bad) {
-    Op op = uop_op(u);
+    return ref_block_alu_as(uop_op(u), u, src, sf, out, len, bad);
+}
+
+const char *ref_block_alu_as(Op op, const UOp *u, RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
+                             unsigned char *bad) {
     int nsrc = u->nsrc < 3 ? u->nsrc : 3;
     if (op == OP_WHERE) {
         /* a float condition reads as 0, as ScalarVal's int field */

@@ -20,6 +20,10 @@ enum { REF_BLOCK = 256 };
  * whether element t failed (its value then 0) and the others done. */
 const char *ref_block_alu(const UOp *u, RefWord *const *src, const bool *src_float, RefWord *out, int64_t len,
                           unsigned char *bad);
+/* the same with op in place of u's op (u gives the dtypes and the number of
+ * sources): the reference computes a float MUL by a RECIPROCAL as FDIV */
+const char *ref_block_alu_as(Op op, const UOp *u, RefWord *const *src, const bool *src_float, RefWord *out,
+                             int64_t len, unsigned char *bad);
 /* x[t] = CAST to dtype `to` of x[t] (dtype `from`) */
 void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len);
 

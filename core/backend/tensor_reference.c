@@ -35,6 +35,7 @@
  * guard then stops with an error naming the depth.  The loops poll the
  * interrupt flag every REF_POLL elements. */
 #include "tensor_reference.h"
+#include "division.h"
 #include "ref_ops.h"
 #include "ref_view.h"
 #include "scalar_eval.h"
@@ -78,6 +79,7 @@ enum { RI_LOAD, RI_MASK, RI_ALU, RI_CAST };
 typedef struct RInstr {
     unsigned char kind;
     unsigned char nsrc;
+    Op op;              /* ALU: the op computed (a MUL by a reciprocal computes FDIV) */
     bool src_float[3];
     int node;
     int access;
@@ -162,6 +164,7 @@ static bool emit(Ref *r, Prog *g, int kind, int node, int access) {
     if (!grow((void **)&g->ins, &g->capins, g->nins, sizeof *g->ins)) return fail(r, nd->u, "out of memory");
     RInstr in = {.kind = (unsigned char)kind, .node = node, .access = access};
     if (kind == RI_ALU) {
+        in.op = uop_op(nd->u);
         in.nsrc = (unsigned char)(nd->u->nsrc < 3 ? nd->u->nsrc : 3);
         for (int k = 0; k < in.nsrc; k++) in.src_float[k] = r->nodes[nd->src[k]].is_float;
         g->sp -= in.nsrc - 1;
@@ -239,6 +242,34 @@ static bool too_deep(Ref *r, int depth) {
     return false;
 }
 
+static bool compile(Ref *r, Prog *g, int k, int depth);
+
+/* a float MUL by a reciprocal, compiled as FDIV (division.h); *done false
+ * with nothing emitted when k is not one */
+static bool compile_division(Ref *r, Prog *g, int k, int depth, bool *done) {
+    const RNode *nd = &r->nodes[k];
+    const UOp *recip = NULL;
+    int side = mul_reciprocal_side(nd->u, &recip);
+    *done = side >= 0;
+    if (side < 0) return true;
+    if (!compile(r, g, nd->src[1 - side], depth + 1)) return false;
+    /* down to the reciprocal: its movement ops go on the path */
+    size_t npath = g->npath;
+    int rk = nd->src[side];
+    while (r->nodes[rk].u != recip) {
+        if (is_movement(uop_op(r->nodes[rk].u))) {
+            if (!grow((void **)&g->path, &g->cappath, g->npath, sizeof *g->path)) return fail(r, nd->u, "out of memory");
+            g->path[g->npath++] = rk;
+        }
+        rk = r->nodes[rk].src[0];
+    }
+    bool ok = compile(r, g, r->nodes[rk].src[0], depth + 1);
+    g->npath = npath;
+    if (!ok || !emit(r, g, RI_ALU, k, -1)) return false;
+    g->ins[g->nins - 1].op = OP_FDIV;
+    return true;
+}
+
 /* compiles node k (reached through g->path) in post-order */
 static bool compile(Ref *r, Prog *g, int k, int depth) {
     if (stack_guard_exceeded(&r->guard)) return too_deep(r, depth);
@@ -259,6 +290,9 @@ static bool compile(Ref *r, Prog *g, int k, int depth) {
     if (is_passthrough(op)) return compile(r, g, nd->src[0], depth + 1);
     if (op == OP_CAST) return compile(r, g, nd->src[0], depth + 1) && emit(r, g, RI_CAST, k, -1);
     if (op_is_alu(op)) {
+        bool division;
+        if (!compile_division(r, g, k, depth, &division)) return false;
+        if (division) return true;
         for (int i = 0; i < u->nsrc && i < 3; i++)
             if (!compile(r, g, nd->src[i], depth + 1)) return false;
         return emit(r, g, RI_ALU, k, -1);
@@ -324,7 +358,7 @@ static bool run_alu(Ref *r, Prog *g, RInstr *in, int sp, int64_t len) {
     RefWord *out = g->spare;
     g->spare = g->vs[sp];
     g->vs[sp] = out;
-    const char *why = ref_block_alu(u, src, in->src_float, out, len, g->bad);
+    const char *why = ref_block_alu_as(in->op, u, src, in->src_float, out, len, g->bad);
     if (!why) return true;
     if (!in->code) {
         if (!grow((void **)&r->pnode, &r->cappoison, r->npoison, sizeof *r->pnode)) return fail(r, u, "out of memory");

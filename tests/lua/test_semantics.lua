@@ -198,3 +198,61 @@ T.test("a uint64 constant from 2^63 folds to a positive float; int64 to float32 
   check_everywhere(Tensor.full({2}, -1, {dtype = "uint64"}):cast("float32"), {2.0 ^ 64, 2.0 ^ 64},
     "full(2^64-1):cast(float32)")
 end)
+
+-- ---------------------------------------------------------------- division
+-- tinygrad's Tensor divides as a * b.reciprocal(); its late rewrites (stage
+-- 18) turn a * (1/b) into a / b, so the kernel rounds the quotient once
+-- (tinygrad's LLVM code gives exactly that, captured for 4000 random halves
+-- with distinct divisors).  The reference computes a MUL by a RECIPROCAL as
+-- the division too, so half results validate.  (tinygrad's LLVM code with its
+-- arcp flag and an UPCAST opt may instead share one rounded reciprocal among
+-- divisions by the same divisor; uopdb sets no fast-math flags.)
+
+-- x rounded to the nearest half (ties to even), for finite x in half's range;
+-- rounding the double quotient again is exact for halves (53 >= 2*11 + 2)
+local function round_half(x)
+  if x == 0 then return x end
+  local ax, e = math.abs(x), 0
+  while ax >= 2 do ax, e = ax / 2, e + 1 end
+  while ax < 1 do ax, e = ax * 2, e - 1 end
+  if e < -14 then e = -14 end
+  local q = 2.0 ^ (e - 10)
+  local n = x / q
+  local f = math.floor(n)
+  local frac = n - f
+  if frac > 0.5 or (frac == 0.5 and f % 2 == 1) then f = f + 1 end
+  return f * q
+end
+
+T.test("half a / b is rounded once, in the JIT, the reference and the interpreters", function()
+  local A = list(16, function(i) return (1025 + 97 * i) / 256 - 9 end)
+  local B = list(16, function(i) return (1537 + 61 * i) / 512 end)
+  local want, differs = {}, 0
+  for i = 1, 16 do
+    local a, b = round_half(A[i]), round_half(B[i])
+    want[i] = round_half(a / b)
+    -- the division differs from a multiply by the rounded reciprocal here
+    if want[i] ~= round_half(a * round_half(1 / b)) then differs = differs + 1 end
+  end
+  T.ok(differs > 0, "the inputs tell a division from a multiply by the reciprocal")
+  check_everywhere(Tensor(A, "float16") / Tensor(B, "float16"), want, "a / b")
+end)
+
+T.test("half divisions by a broadcast divisor, a sum and a constant validate", function()
+  local X = list(64, function(i) return (i * 37 % 61 - 30) / 7 end)
+  local D = {1.3, 2.7, 3.1, 7.0}
+  local x = Tensor(X, "float16"):reshape(4, 16)
+  local want = {}
+  for r = 0, 3 do
+    local dr = round_half(D[r + 1])
+    for c = 1, 16 do want[r * 16 + c] = round_half(round_half(X[r * 16 + c]) / dr) end
+  end
+  check_everywhere(x / Tensor(D, "float16"):reshape(4, 1), want, "x / d")
+  local w3 = {}
+  for i = 1, 64 do w3[i] = round_half(round_half(X[i]) / 3) end
+  check_everywhere(Tensor(X, "float16") / 3, w3, "x / 3")
+  for _, t in ipairs{x / x:sum(1, {keepdim = true}), x:softmax(1)} do
+    local _, rep = uop.compile(t, {select = false}):run{validate = true, quiet = true}
+    T.ok(rep.ok, rep.text)
+  end
+end)

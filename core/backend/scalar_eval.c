@@ -41,7 +41,8 @@ static double int_to_float(const DType *dt, int64_t i, bool is_unsigned) {
     case SK_FLOAT32: return is_unsigned ? (double)(float)u : (double)(float)i;
     case SK_FLOAT16: return is_unsigned ? (double)(_Float16)u : (double)(_Float16)i;
     case SK_FLOAT64: return is_unsigned ? (double)u : (double)i;
-    default: return round_float(dt, is_unsigned ? (double)u : (double)i);
+    /* bfloat16 through float, as the renderer casts it */
+    default: return round_float(dt, is_unsigned ? (double)(float)u : (double)(float)i);
     }
 }
 

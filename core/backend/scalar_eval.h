@@ -26,15 +26,15 @@ ScalarVal scalar_convert(const DType *to, const DType *from, ScalarVal x);
 ScalarVal scalar_read(const DType *dt, const void *p, size_t k);
 /* false for a dtype without a layout */
 bool scalar_write(const DType *dt, void *p, size_t k, ScalarVal v);
-/* Applies op (an ALU op other than WHERE; comparisons give bool) to nsrc
- * sources of dtype src_dt, giving dtype dt.  NULL on success, otherwise what
- * went wrong ("integer division by zero", "no float semantics"). */
 /* Float MAX as tinygrad's LLVM backend computes it: MAX(a, b) is
  * (a < b).where(b, a) with an unordered "<" (true when either side is NaN),
  * so a NaN in b gives NaN, a NaN in a alone gives b, and MAX(-0.0, 0.0) is
  * a, -0.0.  This is a >= b ? a : b. */
 static inline double scalar_max_float(double a, double b) { return a >= b ? a : b; }
 
+/* Applies op (an ALU op other than WHERE; comparisons give bool) to nsrc
+ * sources of dtype src_dt, giving dtype dt.  NULL on success, otherwise what
+ * went wrong ("integer division by zero", "no float semantics"). */
 const char *scalar_alu(Op op, const DType *dt, const DType *src_dt, int nsrc, const ScalarVal *s, ScalarVal *out);
 
 #endif

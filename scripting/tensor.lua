@@ -44,7 +44,6 @@
 local uop, shared = ...
 
 local Tensor = {}
-Tensor.__index = Tensor
 uop.Tensor = Tensor
 
 local dtypes = uop.dtypes
@@ -72,6 +71,14 @@ local function fail(fmt, ...)
 end
 
 local function is_tensor(v) return getmetatable(v) == Tensor end
+
+-- t.name finds a method; t[i] with a Tensor i indexes like t:slice{i}
+-- (tinygrad's x[i]); any other key is an error, never a silent nil
+function Tensor.__index(self, key)
+  if type(key) == "string" then return Tensor[key] end
+  if is_tensor(key) then return self:slice{key} end
+  fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), tostring(key))
+end
 
 -- ---------------------------------------------------------------- shapes
 
@@ -115,6 +122,32 @@ local function is_opts(v)
     if type(k) ~= "number" then return true end
   end
   return false
+end
+
+-- named arguments of a call, tinygrad's way: f(a, b, {c = ...}) or
+-- f{a = ..., b = ..., c = ...}; positional lists the names that may come
+-- in order, keywords the names allowed only in the options table
+local function named_args(what, positional, keywords, ...)
+  local n = select("#", ...)
+  local args = {...}
+  local opts = {}
+  if n > 0 and is_opts(args[n]) then
+    opts = args[n]
+    n = n - 1
+  end
+  if n > #positional then fail("%s: %d arguments given, at most %d expected", what, n, #positional) end
+  local r, allowed = {}, {}
+  for i, name in ipairs(positional) do
+    allowed[name] = true
+    if i <= n then r[name] = args[i] end
+  end
+  for _, name in ipairs(keywords or {}) do allowed[name] = true end
+  for k, v in pairs(opts) do
+    if not allowed[k] then fail("%s: unexpected option %s", what, tostring(k)) end
+    if r[k] ~= nil then fail("%s: %s is given twice", what, k) end
+    r[k] = v
+  end
+  return r
 end
 
 -- (shape, opts) from varargs: ints, or one table, then maybe an options table
@@ -174,12 +207,15 @@ end
 
 -- ---------------------------------------------------------------- axes
 
-local function resolve_axis(self, axis, extra)
+-- axis as a 0-based index (extra: one past the end is allowed, for a new
+-- axis); what, when given, names the function in the error
+local function resolve_axis(self, axis, extra, what)
   local total = #self._shape + (extra and 1 or 0)
-  if math.type(axis) ~= "integer" then fail("axis must be an integer, got %s", tostring(axis)) end
+  local prefix = what and (what .. ": ") or ""
+  if math.type(axis) ~= "integer" then fail("%saxis must be an integer, got %s", prefix, tostring(axis)) end
   local lim = math.max(1, total)
   if axis < -lim or axis > lim - 1 then
-    fail("axis %d out of range for a %d-D tensor", axis, #self._shape)
+    fail("%saxis %d out of range for a %d-D tensor", prefix, axis, #self._shape)
   end
   return axis < 0 and axis + total or axis
 end
@@ -243,6 +279,7 @@ setmetatable(Tensor, {__call = function(_, ...) return Tensor.new(...) end})
 shared.fail = fail
 shared.is_tensor = is_tensor
 shared.is_opts = is_opts
+shared.named_args = named_args
 shared.fmt_shape = fmt_shape
 shared.prod = prod
 shared.shape_eq = shape_eq

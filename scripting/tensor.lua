@@ -127,14 +127,19 @@ end
 -- named arguments of a call, tinygrad's way: f(a, b, {c = ...}) or
 -- f{a = ..., b = ..., c = ...}; positional lists the names that may come
 -- in order, keywords the names allowed only in the options table
-local function named_args(what, positional, keywords, ...)
-  local n = select("#", ...)
-  local args = {...}
-  local opts = {}
-  if n > 0 and is_opts(args[n]) then
-    opts = args[n]
-    n = n - 1
+-- the options table ending args[1..n], if any, and the count before it; an
+-- empty table after other arguments is an empty options table
+local function trailing_opts(args, n)
+  local last = args[n]
+  if n > 0 and (is_opts(last) or (n > 1 and type(last) == "table" and not is_tensor(last) and next(last) == nil)) then
+    return last, n - 1
   end
+  return {}, n
+end
+
+local function named_args(what, positional, keywords, ...)
+  local args = {...}
+  local opts, n = trailing_opts(args, select("#", ...))
   if n > #positional then fail("%s: %d arguments given, at most %d expected", what, n, #positional) end
   local r, allowed = {}, {}
   for i, name in ipairs(positional) do
@@ -280,6 +285,7 @@ shared.fail = fail
 shared.is_tensor = is_tensor
 shared.is_opts = is_opts
 shared.named_args = named_args
+shared.trailing_opts = trailing_opts
 shared.fmt_shape = fmt_shape
 shared.prod = prod
 shared.shape_eq = shape_eq

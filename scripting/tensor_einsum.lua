@@ -7,8 +7,8 @@
 -- output is the letters used once, sorted.
 local uop, shared = ...
 local Tensor = uop.Tensor
-local fail, is_tensor, is_opts = shared.fail, shared.is_tensor, shared.is_opts
-local to_dtype = shared.to_dtype
+local fail, is_tensor = shared.fail, shared.is_tensor
+local to_dtype, trailing_opts = shared.to_dtype, shared.trailing_opts
 
 local function count(s, c)
   local n = 0
@@ -87,13 +87,8 @@ end
 
 function Tensor.einsum(formula, ...)
   if type(formula) ~= "string" then fail("einsum: the formula must be a string, got %s", type(formula)) end
-  local n = select("#", ...)
   local args = {...}
-  local opts = {}
-  if n > 0 and is_opts(args[n]) then
-    opts = args[n]
-    n = n - 1
-  end
+  local opts, n = trailing_opts(args, select("#", ...))
   for k in pairs(opts) do
     if k ~= "dtype" then fail("einsum: unexpected option %s", tostring(k)) end
   end

@@ -10,17 +10,13 @@ local Tensor = uop.Tensor
 local fail, is_tensor, is_opts, fmt_shape = shared.fail, shared.is_tensor, shared.is_opts, shared.fmt_shape
 local ceildiv, resolve_axis, named_args = shared.ceildiv, shared.resolve_axis, shared.named_args
 local broadcast_to, broadcast_shapes = shared.broadcast_to, shared.broadcast_shapes
+local trailing_opts = shared.trailing_opts
 
 -- (tensors, options) of f(t1, t2, ..., {opts}) or f({t1, t2, ...}, {opts});
 -- allowed: the option names
 local function tensor_args(what, allowed, ...)
-  local n = select("#", ...)
   local args = {...}
-  local opts = {}
-  if n > 0 and is_opts(args[n]) then
-    opts = args[n]
-    n = n - 1
-  end
+  local opts, n = trailing_opts(args, select("#", ...))
   for k in pairs(opts) do
     if not allowed[k] then fail("%s: unexpected option %s", what, tostring(k)) end
   end

@@ -11,18 +11,29 @@
 --   * axes are 0-based; negative axes count from the end
 --   * shapes as varargs or one table: Tensor.ones(2, 3) or Tensor.ones{2, 3}
 --   * options in a trailing table: t:sum(0, {keepdim=true}),
---     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1})
+--     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1});
+--     tinygrad's names: x:max_pool2d(3, {stride=1, ceil_mode=true}); the
+--     leading arguments may be named there too: t:roll{shifts=1, dims=0}
+--   * functions of several tensors take them as arguments or one list:
+--     Tensor.cat(a, b, {dim=1}) a:cat(b) Tensor.stack{a, b}; those that make
+--     several tensors (split, chunk, meshgrid) return a list
 --   * dtypes by value (uop.dtypes.float16) or by name ("float16", "half")
 --   * Lua numbers are "weak" like Python scalars: int32 tensor + 1 stays
 --     int32, int32 tensor + 1.5 becomes float32
 --   * t:pad{{1, 2}, {0, 1}}: (before, after) per axis (nil or false: none;
 --     negative values cut); t:pad{1, 2, 0, 1}: PyTorch's flat order (last
---     axis first); {value = v} pads with v instead of 0
+--     axis first); {value = v} pads with v instead of 0, {mode = "reflect"}
+--     (or "replicate", "circular") pads with the tensor's own elements
 --   * t:slice{spec, ...}: one spec per leading axis, the rest kept whole.
 --     A spec is an index (the axis is dropped), {start, stop [, step]}
 --     (stop exclusive, nil ends, negative values from the end, negative
---     steps walk backwards), or nil/false/{} for the whole axis:
+--     steps walk backwards), nil/false/{} for the whole axis, or an integer
+--     Tensor of indices into the axis (tinygrad's x[t]: the result has the
+--     index's shape there; several index tensors broadcast together):
 --       t:slice{{0, 2}, {1, 3}}   t:slice{1}   t:slice{false, {nil, nil, -1}}
+--       t:slice{Tensor{2, 0}}     t:slice{1, Tensor{{0, 1}}}
+--   * t[i] with a Tensor i is t:slice{i}; keys other than method names and
+--     Tensors are errors
 --   * comparisons are methods (Lua's < and == must return booleans):
 --     t:lt(x) t:gt(x) t:le(x) t:ge(x) t:eq(x) t:ne(x); a == b is identity
 --   * operators: + - * / // % ^ (pow), unary -, & | ~ (xor), ~t, << >>
@@ -35,11 +46,17 @@
 --   tensor.lua              the class, errors, shapes and arguments, axes,
 --                           properties, operators
 --   tensor_dtype.lua        dtypes by name, promotion, constants, cast
---   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad, slice
+--   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad and
+--                           its modes, repeat, repeat_interleave, roll, diag
 --   tensor_elementwise.lua  broadcasting, ALU ops and their decompositions
 --   tensor_reduce.lua       sum, prod, max, min, mean, softmax, dot, matmul
---   tensor_window.lua       sliding windows: conv2d, cumsum, cumprod, cummax
+--   tensor_window.lua       sliding windows: max_pool2d, avg_pool2d, conv2d,
+--                           conv_transpose2d, cumsum, cumprod, cummax
 --   tensor_create.lua       Tensor.new, full, zeros, ones, arange, eye, rand
+--   tensor_index.lua        slice, tensor indices, gather, one_hot,
+--                           masked_fill, tril, triu
+--   tensor_join.lua         cat, stack, split, chunk, meshgrid
+--   tensor_einsum.lua       einsum
 --   tensor_realize.lua      realize, tolist, item, tostring
 local uop, shared = ...
 

@@ -1,8 +1,9 @@
 -- tensor_index.lua - selecting elements in the Tensor front end: slicing
 -- (tinygrad's __getitem__: one SHRINK, a FLIP for negative steps, strides
 -- by pad and reshape), a Tensor used as an index (a one-hot mask of the
--- index against an arange, WHERE and a sum), x[t] for a Tensor t, gather,
--- one_hot, masked_fill and the triangular masks tril and triu.
+-- index against an arange, WHERE and a sum; t[i] reaches it through
+-- Tensor.__index in tensor.lua), gather, one_hot, masked_fill and the
+-- triangular masks tril and triu.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes

@@ -45,14 +45,22 @@ static void add_keys(lua_State *L, int t, const char *prefix, const char *partia
     }
 }
 
-/* the metatable's __index of the value at idx, if a table (pushed), else nothing */
+/* the metatable's __index of the value at idx, if a table (pushed); when
+ * __index is a function (a Tensor's, which also takes Tensor keys), the
+ * metatable itself, where such a class keeps its methods; else nothing */
 static bool push_index_table(lua_State *L, int idx) {
     if (!lua_getmetatable(L, idx)) return false;
     lua_pushliteral(L, "__index");
     lua_rawget(L, -2);
-    lua_remove(L, -2);
-    if (lua_istable(L, -1)) return true;
-    lua_pop(L, 1);
+    if (lua_istable(L, -1)) {
+        lua_remove(L, -2);
+        return true;
+    }
+    if (lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        return true;
+    }
+    lua_pop(L, 2);
     return false;
 }
 

@@ -24,6 +24,9 @@
     X(tensor_reduce)      \
     X(tensor_window)      \
     X(tensor_create)      \
+    X(tensor_index)       \
+    X(tensor_join)        \
+    X(tensor_einsum)      \
     X(tensor_realize)
 
 #define DECLARE_PART(name)                \

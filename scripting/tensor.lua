@@ -11,18 +11,29 @@
 --   * axes are 0-based; negative axes count from the end
 --   * shapes as varargs or one table: Tensor.ones(2, 3) or Tensor.ones{2, 3}
 --   * options in a trailing table: t:sum(0, {keepdim=true}),
---     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1})
+--     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1});
+--     tinygrad's names: x:max_pool2d(3, {stride=1, ceil_mode=true}); the
+--     leading arguments may be named there too: t:roll{shifts=1, dims=0}
+--   * functions of several tensors take them as arguments or one list:
+--     Tensor.cat(a, b, {dim=1}) a:cat(b) Tensor.stack{a, b}; those that make
+--     several tensors (split, chunk, meshgrid) return a list
 --   * dtypes by value (uop.dtypes.float16) or by name ("float16", "half")
 --   * Lua numbers are "weak" like Python scalars: int32 tensor + 1 stays
 --     int32, int32 tensor + 1.5 becomes float32
 --   * t:pad{{1, 2}, {0, 1}}: (before, after) per axis (nil or false: none;
 --     negative values cut); t:pad{1, 2, 0, 1}: PyTorch's flat order (last
---     axis first); {value = v} pads with v instead of 0
+--     axis first); {value = v} pads with v instead of 0, {mode = "reflect"}
+--     (or "replicate", "circular") pads with the tensor's own elements
 --   * t:slice{spec, ...}: one spec per leading axis, the rest kept whole.
 --     A spec is an index (the axis is dropped), {start, stop [, step]}
 --     (stop exclusive, nil ends, negative values from the end, negative
---     steps walk backwards), or nil/false/{} for the whole axis:
+--     steps walk backwards), nil/false/{} for the whole axis, or an integer
+--     Tensor of indices into the axis (tinygrad's x[t]: the result has the
+--     index's shape there; several index tensors broadcast together):
 --       t:slice{{0, 2}, {1, 3}}   t:slice{1}   t:slice{false, {nil, nil, -1}}
+--       t:slice{Tensor{2, 0}}     t:slice{1, Tensor{{0, 1}}}
+--   * t[i] with a Tensor i is t:slice{i}; keys other than method names and
+--     Tensors are errors
 --   * comparisons are methods (Lua's < and == must return booleans):
 --     t:lt(x) t:gt(x) t:le(x) t:ge(x) t:eq(x) t:ne(x); a == b is identity
 --   * operators: + - * / // % ^ (pow), unary -, & | ~ (xor), ~t, << >>
@@ -35,16 +46,21 @@
 --   tensor.lua              the class, errors, shapes and arguments, axes,
 --                           properties, operators
 --   tensor_dtype.lua        dtypes by name, promotion, constants, cast
---   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad, slice
+--   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad and
+--                           its modes, repeat, repeat_interleave, roll, diag
 --   tensor_elementwise.lua  broadcasting, ALU ops and their decompositions
 --   tensor_reduce.lua       sum, prod, max, min, mean, softmax, dot, matmul
---   tensor_window.lua       sliding windows: conv2d, cumsum, cumprod, cummax
+--   tensor_window.lua       sliding windows: max_pool2d, avg_pool2d, conv2d,
+--                           conv_transpose2d, cumsum, cumprod, cummax
 --   tensor_create.lua       Tensor.new, full, zeros, ones, arange, eye, rand
+--   tensor_index.lua        slice, tensor indices, gather, one_hot,
+--                           masked_fill, tril, triu
+--   tensor_join.lua         cat, stack, split, chunk, meshgrid
+--   tensor_einsum.lua       einsum
 --   tensor_realize.lua      realize, tolist, item, tostring
 local uop, shared = ...
 
 local Tensor = {}
-Tensor.__index = Tensor
 uop.Tensor = Tensor
 
 local dtypes = uop.dtypes
@@ -72,6 +88,14 @@ local function fail(fmt, ...)
 end
 
 local function is_tensor(v) return getmetatable(v) == Tensor end
+
+-- t.name finds a method; t[i] with a Tensor i indexes like t:slice{i}
+-- (tinygrad's x[i]); any other key is an error, never a silent nil
+function Tensor.__index(self, key)
+  if type(key) == "string" then return Tensor[key] end
+  if is_tensor(key) then return self:slice{key} end
+  fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), tostring(key))
+end
 
 -- ---------------------------------------------------------------- shapes
 
@@ -115,6 +139,37 @@ local function is_opts(v)
     if type(k) ~= "number" then return true end
   end
   return false
+end
+
+-- named arguments of a call, tinygrad's way: f(a, b, {c = ...}) or
+-- f{a = ..., b = ..., c = ...}; positional lists the names that may come
+-- in order, keywords the names allowed only in the options table
+-- the options table ending args[1..n], if any, and the count before it; an
+-- empty table after other arguments is an empty options table
+local function trailing_opts(args, n)
+  local last = args[n]
+  if n > 0 and (is_opts(last) or (n > 1 and type(last) == "table" and not is_tensor(last) and next(last) == nil)) then
+    return last, n - 1
+  end
+  return {}, n
+end
+
+local function named_args(what, positional, keywords, ...)
+  local args = {...}
+  local opts, n = trailing_opts(args, select("#", ...))
+  if n > #positional then fail("%s: %d arguments given, at most %d expected", what, n, #positional) end
+  local r, allowed = {}, {}
+  for i, name in ipairs(positional) do
+    allowed[name] = true
+    if i <= n then r[name] = args[i] end
+  end
+  for _, name in ipairs(keywords or {}) do allowed[name] = true end
+  for k, v in pairs(opts) do
+    if not allowed[k] then fail("%s: unexpected option %s", what, tostring(k)) end
+    if r[k] ~= nil then fail("%s: %s is given twice", what, k) end
+    r[k] = v
+  end
+  return r
 end
 
 -- (shape, opts) from varargs: ints, or one table, then maybe an options table
@@ -174,12 +229,15 @@ end
 
 -- ---------------------------------------------------------------- axes
 
-local function resolve_axis(self, axis, extra)
+-- axis as a 0-based index (extra: one past the end is allowed, for a new
+-- axis); what, when given, names the function in the error
+local function resolve_axis(self, axis, extra, what)
   local total = #self._shape + (extra and 1 or 0)
-  if math.type(axis) ~= "integer" then fail("axis must be an integer, got %s", tostring(axis)) end
+  local prefix = what and (what .. ": ") or ""
+  if math.type(axis) ~= "integer" then fail("%saxis must be an integer, got %s", prefix, tostring(axis)) end
   local lim = math.max(1, total)
   if axis < -lim or axis > lim - 1 then
-    fail("axis %d out of range for a %d-D tensor", axis, #self._shape)
+    fail("%saxis %d out of range for a %d-D tensor", prefix, axis, #self._shape)
   end
   return axis < 0 and axis + total or axis
 end
@@ -243,6 +301,8 @@ setmetatable(Tensor, {__call = function(_, ...) return Tensor.new(...) end})
 shared.fail = fail
 shared.is_tensor = is_tensor
 shared.is_opts = is_opts
+shared.named_args = named_args
+shared.trailing_opts = trailing_opts
 shared.fmt_shape = fmt_shape
 shared.prod = prod
 shared.shape_eq = shape_eq

@@ -1,13 +1,15 @@
 -- tensor_movement.lua - the movement ops of the Tensor front end: reshape,
--- expand (broadcasting), permute, transpose, flip, shrink, pad, flatten,
--- squeeze, repeat and slicing; each is RESHAPE/EXPAND/PERMUTE/FLIP/SHRINK/PAD
--- nodes, as tinygrad builds them.
+-- expand (broadcasting), permute, transpose, flip, shrink, pad (constant,
+-- reflect, replicate and circular), flatten, squeeze, repeat,
+-- repeat_interleave, roll, diag and diagonal; each is RESHAPE/EXPAND/
+-- PERMUTE/FLIP/SHRINK/PAD nodes (and, for the padding modes, slices joined
+-- by cat), as tinygrad builds them.  Slicing is in tensor_index.lua.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, shape_eq = shared.fail, shared.fmt_shape, shared.prod, shared.shape_eq
-local copy, concat, ceildiv = shared.copy, shared.concat, shared.ceildiv
+local copy, concat, is_tensor = shared.copy, shared.concat, shared.is_tensor
 local shape_args, ivec, wrap = shared.shape_args, shared.ivec, shared.wrap
-local resolve_axis = shared.resolve_axis
+local resolve_axis, named_args = shared.resolve_axis, shared.named_args
 
 -- tinygrad's movement ops return self when the shape does not change
 -- (permute and flip when they are the identity)
@@ -171,10 +173,84 @@ local function flat_to_grouped(flat, ndim)
   return g
 end
 
+-- the padding modes other than constant, as tinygrad builds them: circular
+-- repeats the tensor and shrinks; reflect and replicate cat slices of each
+-- axis to it in turn; negative pads cut at the end
+local function pad_mode(self, px, mode)
+  local pads = {}
+  for i = 1, #px do pads[i] = {math.max(px[i][1], 0), math.max(px[i][2], 0)} end
+  if mode == "circular" then
+    for i = 1, #px do
+      if px[i][1] > self._shape[i] or px[i][2] > self._shape[i] then
+        fail("pad: circular padding (%d, %d) wraps around axis %d of size %d more than once", px[i][1], px[i][2], i - 1, self._shape[i])
+      end
+    end
+    for i = 1, #px do
+      if px[i][1] < 0 or px[i][2] < 0 then fail("pad: negative circular padding is not supported, got (%d, %d)", px[i][1], px[i][2]) end
+    end
+    local reps = {}
+    for i = 1, #pads do reps[i] = 1 + (pads[i][1] ~= 0 and 1 or 0) + (pads[i][2] ~= 0 and 1 or 0) end
+    local x = self:repeat_(reps)
+    local arg = {}
+    for i = 1, #pads do
+      local pb, pa, s, xs = pads[i][1], pads[i][2], self._shape[i], x._shape[i]
+      arg[i] = {pb == 0 and 0 or s - pb, pa == 0 and xs or xs - s + pa}
+    end
+    return x:shrink(arg)
+  end
+  local x = self
+  for d = 1, #pads do
+    local pb, pa, s = pads[d][1], pads[d][2], x._shape[d]
+    local before, after
+    if mode == "reflect" then
+      if pb >= s or pa >= s then
+        fail("pad: reflect padding (%d, %d) must be less than the size %d of axis %d", pb, pa, s, d - 1)
+      end
+      if pb > 0 then
+        local spec = {}
+        spec[d] = {pb, 0, -1}
+        before = x:slice(spec)
+      end
+      if pa > 0 then
+        local spec = {}
+        spec[d] = {s - 2 >= 0 and s - 2 or nil, s - 2 - pa >= 0 and s - 2 - pa or nil, -1}
+        after = x:slice(spec)
+      end
+    else
+      local function edge(lo, count)
+        local arg, shape = {}, copy(x._shape)
+        arg[d] = {lo, lo + 1}
+        shape[d] = count
+        return x:shrink(arg):expand(shape)
+      end
+      if pb > 0 then before = edge(0, pb) end
+      if pa > 0 then after = edge(s - 1, pa) end
+    end
+    local parts = {}
+    for _, t in ipairs({before or false, x, after or false}) do if t then parts[#parts + 1] = t end end
+    x = Tensor.cat(parts, {dim = d - 1})
+  end
+  local arg = {}
+  for i = 1, #px do
+    local s = x._shape[i]
+    arg[i] = {-math.min(px[i][1], 0), math.min(px[i][2] + s, s)}
+  end
+  return x:shrink(arg)
+end
+
+local PAD_MODES = {constant = true, reflect = true, replicate = true, circular = true}
+
+-- t:pad(padding [, {value =, mode =}]), see the header of tensor.lua
 function Tensor:pad(padding, opts)
   opts = opts or {}
-  local value = opts.value or 0
-  if opts.mode and opts.mode ~= "constant" then fail("pad: mode '%s' is not supported (only constant)", tostring(opts.mode)) end
+  for k in pairs(opts) do
+    if k ~= "value" and k ~= "mode" then fail("pad: unexpected option %s", tostring(k)) end
+  end
+  local value, mode = opts.value or 0, opts.mode or "constant"
+  if not PAD_MODES[mode] then
+    fail("pad: mode '%s' is not supported (constant, reflect, replicate or circular)", tostring(mode))
+  end
+  if type(padding) ~= "table" or is_tensor(padding) then fail("pad: the padding must be a table, got %s", type(padding)) end
   local flat, n = true, 0
   for k, v in pairs(padding) do
     if math.type(k) ~= "integer" then fail("pad: unexpected key %s in the padding", tostring(k)) end
@@ -195,6 +271,7 @@ function Tensor:pad(padding, opts)
       px[i] = p and {p[1] or 0, p[2] or 0} or {0, 0}
     end
   end
+  if mode ~= "constant" then return pad_mode(self, px, mode) end
   local negative = false
   for i = 1, #px do if px[i][1] < 0 or px[i][2] < 0 then negative = true end end
   local x, pads = self, px
@@ -278,70 +355,60 @@ function Tensor:repeat_(...)
 end
 Tensor["repeat"] = Tensor.repeat_
 
--- slicing, see the header
-function Tensor:slice(specs)
-  local n = 0
-  for k in pairs(specs) do
-    if math.type(k) ~= "integer" or k < 1 then fail("slice: unexpected key %s", tostring(k)) end
-    if k > n then n = k end
+-- t:repeat_interleave(repeats [, dim]): each element repeated in place
+-- along dim (the flattened tensor when dim is nil)
+function Tensor:repeat_interleave(...)
+  local a = named_args("repeat_interleave", {"repeats", "dim"}, nil, ...)
+  local repeats = a.repeats
+  if math.type(repeats) ~= "integer" or repeats < 0 then
+    fail("repeat_interleave: repeats must be a non-negative integer, got %s", tostring(repeats))
   end
-  if n > #self._shape then fail("slice: %d indices for a %d-D tensor", n, #self._shape) end
-  local x = self
-  local drop = {}
-  for i = 1, #self._shape do
-    local spec, size = specs[i], self._shape[i]
-    if math.type(spec) == "integer" then
-      local k = spec < 0 and spec + size or spec
-      if k < 0 or k >= size then fail("slice: index %d out of range for axis %d of size %d", spec, i - 1, size) end
-      local arg = {}
-      arg[i] = {k, k + 1}
-      x = x:shrink(arg)
-      drop[i] = true
-    elseif type(spec) == "table" then
-      local start, stop, step = spec[1], spec[2], spec[3] or 1
-      if math.type(step) ~= "integer" or step == 0 then fail("slice: step of axis %d must be a non-zero integer", i - 1) end
-      for _, v in ipairs({start or 0, stop or 0}) do
-        if math.type(v) ~= "integer" then fail("slice: bounds of axis %d must be integers", i - 1) end
-      end
-      -- Python's slice.indices
-      local lo, hi
-      if step > 0 then
-        lo = start == nil and 0 or (start < 0 and math.max(start + size, 0) or math.min(start, size))
-        hi = stop == nil and size or (stop < 0 and math.max(stop + size, 0) or math.min(stop, size))
-        hi = math.max(hi, lo)
-      else
-        -- walk a flipped axis forwards: element j of the flip is size-1-j
-        lo = start == nil and size - 1 or (start < 0 and math.max(start + size, -1) or math.min(start, size - 1))
-        hi = stop == nil and -1 or (stop < 0 and math.max(stop + size, -1) or math.min(stop, size - 1))
-        x = x:flip(i - 1)
-        lo, hi = size - 1 - lo, size - 1 - hi
-        hi = math.max(hi, lo)
-        step = -step
-      end
-      local arg = {}
-      arg[i] = {lo, hi}
-      x = x:shrink(arg)
-      if step > 1 then
-        local len = hi - lo
-        local count = ceildiv(len, step)
-        local pads = {}
-        pads[i] = {0, count * step - len}
-        x = x:pad(pads)
-        local before, after = {}, {}
-        for d = 1, i - 1 do before[#before + 1] = x._shape[d] end
-        for d = i + 1, #x._shape do after[#after + 1] = x._shape[d] end
-        x = x:reshape(concat(before, {count, step}, after))
-        local sh = {}
-        sh[i + 1] = {0, 1}
-        x = x:shrink(sh):reshape(concat(before, {count}, after))
-      end
-    elseif spec ~= nil and spec ~= false then
-      fail("slice: the spec of axis %d must be an integer, a {start, stop, step} table, nil or false", i - 1)
-    end
+  local x, dim = self, nil
+  if a.dim == nil then x, dim = self:flatten(), 0 else dim = resolve_axis(self, a.dim, false, "repeat_interleave") end
+  local shp = x._shape
+  local head, tail = {table.unpack(shp, 1, dim + 1)}, {table.unpack(shp, dim + 2, #shp)}
+  x = x:reshape(concat(head, {1}, tail)):expand(concat(head, {repeats}, tail))
+  return x:reshape(concat({table.unpack(shp, 1, dim)}, {shp[dim + 1] * repeats}, tail))
+end
+
+-- t:roll(shifts [, dims]): elements shifted along dims, wrapping around;
+-- without dims the flattened tensor is rolled
+function Tensor:roll(...)
+  local a = named_args("roll", {"shifts", "dims"}, nil, ...)
+  if a.shifts == nil then fail("roll: shifts is needed") end
+  if a.dims == nil then return self:flatten():roll(a.shifts, 0):reshape(self._shape) end
+  local dims = type(a.dims) == "table" and a.dims or {a.dims}
+  local shifts = type(a.shifts) == "table" and a.shifts or {a.shifts}
+  local resolved = {}
+  for i = 1, #dims do resolved[i] = resolve_axis(self, dims[i], false, "roll") end
+  if #dims ~= #shifts then fail("roll: %d dims for %d shifts", #dims, #shifts) end
+  local reps, specs = {}, {}
+  for i = 1, #self._shape do reps[i] = 1 end
+  for i, dim in ipairs(resolved) do
+    local size, shift = self._shape[dim + 1], shifts[i]
+    if math.type(shift) ~= "integer" then fail("roll: shifts must be integers, got %s", tostring(shift)) end
+    if size == 0 then fail("roll: cannot roll axis %d of size 0", dim) end
+    reps[dim + 1] = 2
+    local delta = size - shift % size
+    specs[dim + 1] = {delta, delta + size}
   end
-  local shape = {}
-  for i = 1, #x._shape do if not drop[i] then shape[#shape + 1] = x._shape[i] end end
-  return x:reshape(shape)
+  return self:repeat_(reps):slice(specs)
+end
+
+-- t:diag(): the 1-D t on the diagonal of a square matrix of zeros
+function Tensor:diag()
+  if #self._shape ~= 1 then fail("diag: expected a 1-D tensor, got %s", fmt_shape(self._shape)) end
+  local n = self._shape[1]
+  return self:unsqueeze(-1):pad({false, {0, n}}):flatten():shrink({{0, n * n}}):reshape(n, n)
+end
+
+-- t:diagonal(): the main diagonal of a square matrix
+function Tensor:diagonal()
+  if #self._shape ~= 2 or self._shape[1] ~= self._shape[2] then
+    fail("diagonal: expected a square matrix, got %s", fmt_shape(self._shape))
+  end
+  local n = self._shape[1]
+  return self:flatten():pad({0, n}):reshape(n, n + 1):slice{false, 0}
 end
 
 -- for the parts that follow

@@ -1,11 +1,13 @@
 -- tensor_window.lua - sliding windows in the Tensor front end: tinygrad's
 -- _pool (windows made of repeat, shrink, reshape and permute) and what is
--- built on it: conv2d and the cumulative ops cumsum, cumprod and cummax.
+-- built on it: max_pool2d and avg_pool2d (any number of spatial axes),
+-- conv2d, conv_transpose2d (a conv2d of the input spread by its stride
+-- with the flipped weight) and the cumulative ops cumsum, cumprod, cummax.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, concat = shared.fail, shared.fmt_shape, shared.prod, shared.concat
 local ceildiv, resolve_axis, info = shared.ceildiv, shared.resolve_axis, shared.info
-local shrink_to = shared.shrink_to
+local shrink_to, is_tensor, named_args = shared.shrink_to, shared.is_tensor, shared.named_args
 
 -- ---------------------------------------------------------------- pooling, conv
 
@@ -17,17 +19,19 @@ local function make_tuple(v, n)
 end
 
 -- tinygrad's _pool: (..., *spatial) -> (..., *out, *kernel) windows
-function Tensor:_pool(k_, stride, dilation)
+-- (what, when given, names the calling function in errors)
+function Tensor:_pool(k_, stride, dilation, what)
+  local prefix = what and (what .. ": ") or ""
   local nk, nd = #k_, #self._shape
-  if nd < nk then fail("cannot pool %s with a %d-D kernel", fmt_shape(self._shape), nk) end
+  if nd < nk then fail("%scannot pool %s with a %d-D kernel", prefix, fmt_shape(self._shape), nk) end
   local s_, d_ = make_tuple(stride or 1, nk), make_tuple(dilation or 1, nk)
-  if #s_ ~= nk or #d_ ~= nk then fail("pool: stride and dilation need %d values", nk) end
+  if #s_ ~= nk or #d_ ~= nk then fail("%sstride and dilation need %d values", what and prefix or "pool: ", nk) end
   local noop = {table.unpack(self._shape, 1, nd - nk)}
   local i_ = {table.unpack(self._shape, nd - nk + 1, nd)}
   local o_, f_ = {}, {}
   for j = 1, nk do
     local k, d, i, s = k_[j], d_[j], i_[j], s_[j]
-    if d * (k - 1) + 1 > i then fail("kernel size %d (dilation %d) is greater than the input size %d", k, d, i) end
+    if d * (k - 1) + 1 > i then fail("%skernel size %d (dilation %d) is greater than the input size %d", prefix, k, d, i) end
     o_[j] = ceildiv(i - d * (k - 1), s)
     f_[j] = math.max(1, ceildiv(o_[j] * s - d, i))
   end
@@ -56,20 +60,108 @@ function Tensor:_pool(k_, stride, dilation)
   return x:permute(order)
 end
 
-local function pool_pads(padding, dims)
+-- tinygrad's _resolve_pool_pads: an int, one value per spatial axis (h, w,
+-- ...) or PyTorch's flat pairs (w_before, w_after, h_before, ...) -> flat pairs
+local function pool_pads(padding, dims, what)
   if math.type(padding) == "integer" then
     local r = {}
     for i = 1, 2 * dims do r[i] = padding end
     return r
   end
-  if type(padding) ~= "table" or (#padding ~= dims and #padding ~= 2 * dims) then
-    fail("conv2d: padding must be an integer or a list of %d or %d integers", dims, 2 * dims)
+  if type(padding) ~= "table" or is_tensor(padding) or (#padding ~= dims and #padding ~= 2 * dims) then
+    fail("%s: padding must be an integer or a list of %d or %d integers", what or "conv2d", dims, 2 * dims)
+  end
+  for i = 1, #padding do
+    if math.type(padding[i]) ~= "integer" then fail("%s: padding must be integers, got %s", what or "conv2d", tostring(padding[i])) end
   end
   if #padding == 2 * dims then return padding end
   -- per-axis padding (h, w, ...) -> flat (w, w, h, h)
   local r = {}
   for i = dims, 1, -1 do r[#r + 1], r[#r + 2] = padding[i], padding[i] end
   return r
+end
+
+-- flat pairs (last axis first) -> {{before, after}, ...} in axis order
+local function flat_to_grouped(pads)
+  local g, n = {}, #pads // 2
+  for dim = 1, n do g[dim] = {pads[2 * (n - dim) + 1], pads[2 * (n - dim) + 2]} end
+  return g
+end
+
+-- tinygrad's _apply_ceil_mode: more padding after each spatial axis so that
+-- _pool makes ceil((i + pads - window) / s) + 1 outputs, but no window that
+-- starts in the padding after the input
+local function apply_ceil_mode(self, pads, k_, s_, d_)
+  local nk = #k_
+  s_, d_ = make_tuple(s_, nk), make_tuple(d_, nk)
+  local i_ = {table.unpack(self._shape, #self._shape - nk + 1)}
+  local grouped, r = flat_to_grouped(pads), {table.unpack(pads)}
+  for dim = 1, nk do
+    local i, d, k, s = i_[dim], d_[dim], k_[dim], s_[dim]
+    local pb, pa = grouped[dim][1], grouped[dim][2]
+    local o = ceildiv(i + pb + pa - (d * (k - 1) + 1), s) + 1
+    local at = #r - 2 * (dim - 1)
+    r[at] = r[at] + s * (o - 1) + (d * (k - 1) + 1) - (i + pb + pa) - math.max(s * (o - 1) - (pb + i - 1), 0)
+  end
+  return r
+end
+
+-- kernel_size, stride and dilation of a pool: the kernel as a list, the
+-- stride the kernel's when not given; checks they are integers
+local function pool_args(what, self, a)
+  local k_ = make_tuple(a.kernel_size or 2, 2)
+  local stride, dilation = a.stride or k_, a.dilation or 1
+  for _, v in ipairs({{"kernel_size", k_}, {"stride", stride}, {"dilation", dilation}}) do
+    local list = type(v[2]) == "table" and v[2] or {v[2]}
+    if type(v[2]) == "table" and #list ~= #k_ then fail("%s: %s needs %d values, got %d", what, v[1], #k_, #list) end
+    for _, x in ipairs(list) do
+      if math.type(x) ~= "integer" or x < 1 then fail("%s: %s must be positive integers, got %s", what, v[1], tostring(x)) end
+    end
+  end
+  if #self._shape < #k_ then fail("%s: cannot pool %s with a %d-D kernel", what, fmt_shape(self._shape), #k_) end
+  local axes = {}
+  for i = 1, #k_ do axes[i] = i - 1 - #k_ end
+  return k_, stride, dilation, axes
+end
+
+local POOL_ARGS = {"kernel_size", "stride", "dilation", "padding", "ceil_mode"}
+
+-- x:max_pool2d([kernel_size [, {stride=, dilation=, padding=, ceil_mode=,
+-- return_indices=}]]): the max of each window (padding counts as the
+-- dtype's lowest value); with return_indices also each max's flat index
+-- in its spatial plane
+function Tensor:max_pool2d(...)
+  local a = named_args("max_pool2d", {"kernel_size", "stride", "dilation", "padding", "ceil_mode", "return_indices"}, nil, ...)
+  local k_, stride, dilation, axes = pool_args("max_pool2d", self, a)
+  local pads = pool_pads(a.padding or 0, #k_, "max_pool2d")
+  if a.ceil_mode then pads = apply_ceil_mode(self, pads, k_, stride, dilation) end
+  local pooled = self:pad(pads, {value = info(self._dtype).min}):_pool(k_, stride, dilation, "max_pool2d")
+  if not a.return_indices then return pooled:max(axes) end
+  local spatial = {table.unpack(self._shape, #self._shape - #k_ + 1)}
+  local size = prod(spatial)
+  local idx = Tensor.arange(size, 0, -1):reshape(spatial)
+  local m = pooled:eq(pooled:max(axes, {keepdim = true}))
+  idx = m:mul(idx:pad(pads, {value = info(idx._dtype).min}):_pool(k_, stride, dilation))
+  return pooled:max(axes), idx:max(axes):sub(size, true)
+end
+
+-- x:avg_pool2d([kernel_size [, {stride=, dilation=, padding=, ceil_mode=,
+-- count_include_pad=}]]): the mean of each window; count_include_pad=false
+-- divides by the number of elements that are not padding
+function Tensor:avg_pool2d(...)
+  local a = named_args("avg_pool2d", {"kernel_size", "stride", "dilation", "padding", "ceil_mode", "count_include_pad"}, nil, ...)
+  local k_, stride, dilation, axes = pool_args("avg_pool2d", self, a)
+  local function pool(x, p) return x:pad(p):_pool(k_, stride, dilation, "avg_pool2d") end
+  local reg_pads = pool_pads(a.padding or 0, #k_, "avg_pool2d")
+  local ceil_pads = apply_ceil_mode(self, reg_pads, k_, stride, dilation)
+  if a.count_include_pad == false then
+    local pads = a.ceil_mode and ceil_pads or reg_pads
+    return pool(self, pads):sum(axes):div(pool(self:ones_like(), pads):sum(axes))
+  end
+  if not a.ceil_mode then return pool(self, reg_pads):mean(axes) end
+  local extra = {}
+  for i = 1, #ceil_pads do extra[i] = ceil_pads[i] - reg_pads[i] end
+  return pool(self, ceil_pads):sum(axes):div(pool(self:pad(reg_pads):ones_like(), extra):sum(axes))
 end
 
 -- x:conv2d(w, {bias=, groups=, stride=, dilation=, padding=, dtype=}):
@@ -88,7 +180,7 @@ function Tensor:conv2d(weight, opts)
       fmt_shape(self._shape), fmt_shape(weight._shape), cin_, groups, cin)
   end
   if cout % groups ~= 0 then fail("conv2d: %d output channels do not split into %d groups", cout, groups) end
-  local x = self:pad(pool_pads(opts.padding or 0, #HW)):_pool(HW, stride, dilation)
+  local x = self:pad(pool_pads(opts.padding or 0, #HW, "conv2d")):_pool(HW, stride, dilation)
   local rcout = cout // groups
   local oyx = {table.unpack(x._shape, 3, #x._shape - #HW)}
   local ones = {}
@@ -109,6 +201,65 @@ function Tensor:conv2d(weight, opts)
     ret = ret:add(opts.bias:reshape(concat({1, -1}, bones)))
   end
   return ret
+end
+
+-- x:conv_transpose2d(w, {bias=, groups=, stride=, dilation=, padding=,
+-- output_padding=}): the transposed convolution; w is (cin, cout/groups,
+-- *kernel), any number of spatial axes
+function Tensor:conv_transpose2d(...)
+  local a = named_args("conv_transpose2d", {"weight", "bias", "groups", "stride", "dilation", "padding", "output_padding"}, nil, ...)
+  local weight, groups = a.weight, a.groups or 1
+  if not is_tensor(weight) then fail("conv_transpose2d: the weight must be a Tensor, got %s", type(weight)) end
+  if #self._shape < 3 or #self._shape ~= #weight._shape then
+    fail("conv_transpose2d: input %s and weight %s need the same number of dimensions (at least 3)", fmt_shape(self._shape), fmt_shape(weight._shape))
+  end
+  if math.type(groups) ~= "integer" or groups < 1 or weight._shape[1] % groups ~= 0 then
+    fail("conv_transpose2d: %s input channels of the weight %s do not split into %s groups", weight._shape[1], fmt_shape(weight._shape), tostring(groups))
+  end
+  if self._shape[2] ~= weight._shape[1] then
+    fail("conv_transpose2d: input %s has %d channels, the weight %s has %d", fmt_shape(self._shape), self._shape[2], fmt_shape(weight._shape), weight._shape[1])
+  end
+  local HW = {table.unpack(weight._shape, 3)}
+  local nk = #HW
+  local flips = {}
+  for i = 3, #weight._shape do flips[#flips + 1] = i end
+  local w = weight:unflatten(0, {groups, -1}):transpose(1, 2):flip(flips)
+  local padding = flat_to_grouped(pool_pads(a.padding or 0, nk, "conv_transpose2d"))
+  local stride, dilation, output_padding = make_tuple(a.stride or 1, nk), make_tuple(a.dilation or 1, nk), make_tuple(a.output_padding or 0, nk)
+  for _, v in ipairs({{"stride", stride}, {"dilation", dilation}, {"output_padding", output_padding}}) do
+    if #v[2] ~= nk then fail("conv_transpose2d: %s needs %d values, got %d", v[1], nk, #v[2]) end
+    for _, x in ipairs(v[2]) do
+      if math.type(x) ~= "integer" or x < (v[1] == "output_padding" and 0 or 1) then
+        fail("conv_transpose2d: %s must be integers >= %d, got %s", v[1], v[1] == "output_padding" and 0 or 1, tostring(x))
+      end
+    end
+  end
+  local x = self
+  local strided = false
+  for i = 1, nk do if stride[i] > 1 then strided = true end end
+  if strided then
+    -- each input element followed by stride-1 zeros: (k) -> (k, 1) -> (k, s) -> (k*s) -> (k*s - (s-1))
+    local lead = {x._shape[1], x._shape[2]}
+    local split, pads = {}, {false, false}
+    for i = 1, nk do
+      split[#split + 1], split[#split + 2] = x._shape[2 + i], 1
+      pads[#pads + 1], pads[#pads + 2] = false, {0, stride[i] - 1}
+    end
+    x = x:reshape(concat(lead, split)):pad(pads)
+    local joined = {}
+    for i = 1, nk do joined[i] = x._shape[2 * i + 1] * stride[i] end
+    x = x:reshape(concat(lead, joined))
+    local keep = {false, false}
+    for i = 1, nk do keep[2 + i] = {0, x._shape[2 + i] - (stride[i] - 1)} end
+    x = x:shrink(keep)
+  end
+  local conv_pads = {}
+  for i = nk, 1, -1 do
+    local k, d, p, op = HW[i], dilation[i], padding[i], output_padding[i]
+    conv_pads[#conv_pads + 1] = (k - 1) * d - p[1]
+    conv_pads[#conv_pads + 1] = (k - 1) * d - p[2] + op
+  end
+  return x:conv2d(w:flatten(0, 1), {groups = groups, bias = a.bias, dilation = dilation, padding = conv_pads})
 end
 
 -- ---------------------------------------------------------------- cumulative

@@ -119,6 +119,8 @@ run $':complete uop.cons\n'
 expect_eq "completion of module fields" "uop.const" "$out"
 run $'u = uop.var("u", 0, 1)\n:complete u:li\n:complete u:v\n'
 expect_eq "completion of methods" $'u:listing\nu:vmax\nu:vmin' "$out"
+run $'t = Tensor{1, 2}\n:complete t:resh\n:complete t:sli\n'
+expect_eq "completion of Tensor methods (a function __index)" $'t:reshape\nt:slice' "$out"
 run $':complete pri\n:complete uop.dtypes.floa\n'
 expect_eq "completion of globals and nested fields" $'print\nuop.dtypes.float\nuop.dtypes.float16\nuop.dtypes.float32\nuop.dtypes.float64' "$out"
 

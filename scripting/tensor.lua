@@ -12,6 +12,8 @@
 --   * shapes as varargs or one table: Tensor.ones(2, 3) or Tensor.ones{2, 3}
 --   * options in a trailing table: t:sum(0, {keepdim=true}),
 --     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1})
+--   * tinygrad's keyword arguments by position or by name in a trailing
+--     table: x:elu(0.5) or x:elu{alpha=0.5}, x:var(0, {correction=0})
 --   * dtypes by value (uop.dtypes.float16) or by name ("float16", "half")
 --   * Lua numbers are "weak" like Python scalars: int32 tensor + 1 stays
 --     int32, int32 tensor + 1.5 becomes float32
@@ -34,12 +36,17 @@
 -- the table of helpers one part defines for the later ones:
 --   tensor.lua              the class, errors, shapes and arguments, axes,
 --                           properties, operators
---   tensor_dtype.lua        dtypes by name, promotion, constants, cast
+--   tensor_dtype.lua        dtypes by name, promotion, constants, cast,
+--                           bitcast
 --   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad, slice
 --   tensor_elementwise.lua  broadcasting, ALU ops and their decompositions
---   tensor_reduce.lua       sum, prod, max, min, mean, softmax, dot, matmul
---   tensor_window.lua       sliding windows: conv2d, cumsum, cumprod, cummax
---   tensor_create.lua       Tensor.new, full, zeros, ones, arange, eye, rand
+--   tensor_activation.lua   activation functions: gelu, elu, softplus, erf...
+--   tensor_reduce.lua       sum, prod, max, min, mean, var, std, argmax,
+--                           any, all, softmax, logsumexp, dot, matmul
+--   tensor_window.lua       sliding windows: conv2d, cumsum, cumprod, cummax,
+--                           logcumsumexp
+--   tensor_create.lua       Tensor.new, full, zeros, ones, arange, linspace,
+--                           eye, rand
 --   tensor_realize.lua      realize, tolist, item, tostring
 local uop, shared = ...
 
@@ -115,6 +122,42 @@ local function is_opts(v)
     if type(k) ~= "number" then return true end
   end
   return false
+end
+
+-- named arguments of what(...): positional values in the order of names,
+-- or a trailing options table with those names (tinygrad's keywords);
+-- defaults fill the rest.  Unknown keys and surplus values are errors.
+--   local a = named_args("elu", {"alpha"}, {alpha = 1.0}, ...)
+local function named_args(what, names, defaults, ...)
+  local n = select("#", ...)
+  local args = {...}
+  local out = {}
+  if n > 0 and is_opts(args[n]) then
+    local known = {}
+    for _, k in ipairs(names) do known[k] = true end
+    for k, v in pairs(args[n]) do
+      if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+      out[k] = v
+    end
+    n = n - 1
+  end
+  if n > #names then fail("%s: takes at most %d arguments, got %d", what, #names, n) end
+  for i = 1, n do
+    if args[i] ~= nil then
+      if out[names[i]] ~= nil then fail("%s: %s given twice", what, names[i]) end
+      out[names[i]] = args[i]
+    end
+  end
+  for _, k in ipairs(names) do
+    if out[k] == nil then out[k] = defaults[k] end
+  end
+  return out
+end
+
+-- raises "what: name must be a number, got ..." unless v is a number
+local function check_number(what, name, v)
+  if type(v) ~= "number" then fail("%s: %s must be a number, got %s", what, name, type(v)) end
+  return v
 end
 
 -- (shape, opts) from varargs: ints, or one table, then maybe an options table
@@ -250,6 +293,8 @@ shared.copy = copy
 shared.concat = concat
 shared.ceildiv = ceildiv
 shared.shape_args = shape_args
+shared.named_args = named_args
+shared.check_number = check_number
 shared.new_shape_args = new_shape_args
 shared.device = device
 shared.ivec = ivec

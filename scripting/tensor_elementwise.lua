@@ -274,8 +274,8 @@ end
 function Tensor:copysign(other)
   check_operand("copysign", other)
   local _, o = broadcasted(self, other)
-  local a = self:abs()
-  return o:lt(0):where(a:neg(), a):add(o:mul(0))
+  -- two abs graphs, as tinygrad builds them (each sign has its own constants)
+  return o:lt(0):where(self:abs():neg(), self:abs()):add(o:mul(0))
 end
 
 -- log(exp(self) + exp(other)), shifted by the maximum

@@ -545,3 +545,132 @@ T.test("wrong arguments: one line naming the function, at the caller's line", fu
     T.contains(T.err(fn), "test_tensor_api.lua:" .. (line + 1 + i) .. ":")
   end
 end)
+
+-- ---- the graphs are tinygrad's ----
+
+-- op counts of each graph, captured from tinygrad v0.12.0 (t.uop.toposort()
+-- on Tensor.empty inputs, without BUFFER, UNIQUE, DEVICE, COPY and
+-- CONTIGUOUS; VCONST counted as CONST, since tinygrad writes a movement
+-- op's all-equal size vector as a vector CONST)
+local TINYGRAD_OPS = {
+  {"gelu", "ADD=4 CONST=10 EXP2=1 EXPAND=8 MUL=8 POW=1 RECIPROCAL=1 RESHAPE=9"},
+  {"gelu_int", "ADD=4 CAST=2 CONST=10 EXP2=1 EXPAND=8 MUL=8 POW=1 RECIPROCAL=1 RESHAPE=9"},
+  {"quick_gelu", "ADD=1 CONST=5 EXP2=1 EXPAND=3 MUL=3 RECIPROCAL=1 RESHAPE=4"},
+  {"swish", "ADD=1 CONST=4 EXP2=1 EXPAND=2 MUL=2 RECIPROCAL=1 RESHAPE=3"},
+  {"silu", "ADD=1 CONST=4 EXP2=1 EXPAND=2 MUL=2 RECIPROCAL=1 RESHAPE=3"},
+  {"relu6", "ADD=2 CAST=8 CMPLT=2 CONST=5 EXPAND=3 MUL=2 RESHAPE=4 WHERE=2"},
+  {"relu6_bool", "ADD=2 CAST=9 CMPLT=2 CONST=5 EXPAND=3 MUL=2 RESHAPE=4 WHERE=2"},
+  {"hardtanh", "CAST=8 CMPLT=2 CONST=4 EXPAND=2 RESHAPE=3 WHERE=2"},
+  {"hardtanh_args", "CAST=9 CMPLT=2 CONST=4 EXPAND=2 RESHAPE=3 WHERE=2"},
+  {"elu", "ADD=2 CAST=8 CMPLT=2 CONST=6 EXP2=1 EXPAND=4 MUL=4 RESHAPE=5 WHERE=2"},
+  {"elu_alpha", "ADD=2 CAST=8 CMPLT=2 CONST=7 EXP2=1 EXPAND=5 MUL=4 RESHAPE=6 WHERE=2"},
+  {"softplus", "ADD=4 CONST=8 EXP2=2 EXPAND=6 LOG2=1 MAX=1 MUL=6 RESHAPE=7"},
+  {"erf", "ADD=9 CAST=8 CMPLT=1 CMPNE=1 CONST=18 EXP2=1 EXPAND=16 MUL=16 RECIPROCAL=1 RESHAPE=17 WHERE=4"},
+  {"erf_int", "ADD=9 CAST=11 CMPLT=1 CMPNE=1 CONST=20 EXP2=1 EXPAND=18 MUL=16 RECIPROCAL=1 RESHAPE=19 WHERE=4"},
+  {"isnan", "CMPNE=1 CONST=1 RESHAPE=1"},
+  {"isinf", "ADD=1 CAST=14 CMPNE=4 CONST=5 EXPAND=3 MUL=2 RESHAPE=4"},
+  {"isinf_pos", "ADD=1 CAST=16 CMPNE=4 CONST=6 EXPAND=4 MUL=2 RESHAPE=5"},
+  {"isinf_int", "ADD=1 CAST=15 CMPNE=4 CONST=5 EXPAND=3 MUL=2 RESHAPE=4"},
+  {"lerp", "ADD=2 CONST=4 EXPAND=2 MUL=2 RESHAPE=4"},
+  {"lerp_t", "ADD=2 CAST=1 CONST=3 EXPAND=1 MUL=2 RESHAPE=4"},
+  {"lerp_u8", "ADD=4 CAST=34 CONST=7 EXPAND=5 IDIV=1 MUL=3 RESHAPE=5"},
+  {"copysign", "ADD=3 CAST=12 CMPLT=2 CMPNE=1 CONST=10 EXPAND=8 MUL=5 RESHAPE=9 WHERE=5"},
+  {"copysign_t", "ADD=3 CAST=13 CMPLT=2 CMPNE=1 CONST=11 EXPAND=9 MUL=5 RESHAPE=11 WHERE=5"},
+  {"logaddexp", "ADD=4 CONST=5 EXP2=2 EXPAND=3 LOG2=1 MAX=1 MUL=4 RESHAPE=5"},
+  {"logaddexp_s", "ADD=4 CAST=1 CONST=6 EXP2=2 EXPAND=4 LOG2=1 MAX=1 MUL=4 RESHAPE=5"},
+  {"var", "ADD=1 CONST=8 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=5"},
+  {"var_all", "ADD=1 CONST=5 EXPAND=2 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 VECTORIZE=1"},
+  {"var_kd", "ADD=1 CAST=3 CONST=6 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4"},
+  {"std", "ADD=1 CONST=5 EXPAND=2 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 SQRT=1 VECTORIZE=1"},
+  {"std_kd", "ADD=1 CONST=6 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 SQRT=1"},
+  {"argmax", "ADD=2 CAST=5 CMPNE=2 CONST=20 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=14 SHRINK=2"},
+  {"argmax_all", "ADD=2 CAST=5 CMPNE=2 CONST=18 EXPAND=5 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=12 SHRINK=2 VECTORIZE=1"},
+  {"argmax_kd", "ADD=2 CAST=5 CMPNE=2 CONST=19 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=13 SHRINK=2"},
+  {"argmin", "ADD=2 CAST=5 CMPNE=2 CONST=19 EXPAND=6 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=13 SHRINK=2 VECTORIZE=1 XOR=1"},
+  {"argmin_b", "ADD=2 CAST=11 CMPNE=3 CONST=20 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=14 SHRINK=2"},
+  {"any", "CAST=1 CONST=2 REDUCE_AXIS=1 RESHAPE=2"},
+  {"any_all", "CAST=1 CONST=1 REDUCE_AXIS=1 RESHAPE=2 VECTORIZE=1"},
+  {"all", "CAST=8 CMPNE=2 CONST=3 EXPAND=1 REDUCE_AXIS=1 RESHAPE=3 VECTORIZE=1"},
+  {"all_kd", "CAST=7 CMPNE=2 CONST=4 EXPAND=2 REDUCE_AXIS=1 RESHAPE=2"},
+  {"logsumexp", "ADD=2 CONST=7 EXP2=1 EXPAND=4 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=6"},
+  {"logsumexp_all", "ADD=2 CONST=5 EXP2=1 EXPAND=3 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=5 VECTORIZE=1"},
+  {"logsumexp_kd", "ADD=2 CAST=2 CONST=7 EXP2=1 EXPAND=4 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=6"},
+  {"logcumsumexp", "ADD=6 CAST=10 CMPLT=1 CMPNE=1 CONST=43 EXP2=1 EXPAND=22 LOG2=1 MUL=3 PAD=4 PERMUTE=3 REDUCE_AXIS=4 RESHAPE=39 SHRINK=6 WHERE=3"},
+  {"logcumsumexp0", "ADD=6 CAST=12 CMPLT=1 CMPNE=1 CONST=41 EXP2=1 EXPAND=22 LOG2=1 MUL=3 PAD=4 PERMUTE=5 REDUCE_AXIS=4 RESHAPE=39 SHRINK=6 WHERE=3"},
+  {"linspace", "ADD=2 CAST=1 CONST=16 EXPAND=5 MUL=1 PAD=1 PERMUTE=1 REDUCE_AXIS=1 RESHAPE=10 SHRINK=2"},
+  {"linspace_int", "ADD=2 CAST=2 CONST=16 EXPAND=5 MUL=1 PAD=1 PERMUTE=1 REDUCE_AXIS=1 RESHAPE=10 SHRINK=2"},
+  {"linspace_1", ""},
+  {"bitcast", "BITCAST=1 CONST=1 RESHAPE=1"},
+  {"bitcast_narrow", "ADD=1 BITCAST=1 CAST=1 CONST=8 EXPAND=2 IDIV=2 PAD=2 RESHAPE=6"},
+  {"bitcast_u8", "ADD=3 BITCAST=1 CAST=1 CONST=12 EXPAND=4 IDIV=4 PAD=4 RESHAPE=10"},
+  {"bitcast_wide", "ADD=3 BITCAST=1 CAST=4 CONST=15 EXPAND=4 MUL=4 RESHAPE=7 SHRINK=4"},
+  {"bitcast_f64", "ADD=1 BITCAST=2 CAST=2 CONST=9 EXPAND=2 MUL=2 RESHAPE=5 SHRINK=2"},
+  {"ipow", "CONST=3 EXPAND=1 POW=1 RESHAPE=2"},
+  {"ipow2", "CONST=3 EXPAND=1 POW=1 RESHAPE=2"},
+}
+
+T.test("each function builds the ops tinygrad's Tensor builds", function()
+  local SKIP = {BUFFER = true, UNIQUE = true, DEVICE = true, COPY = true, CONTIGUOUS = true}
+  local names = {}
+  for k in pairs(uop.ops) do if type(k) == "string" and not SKIP[k] then names[#names + 1] = k end end
+  table.sort(names)
+  local function histogram(t)
+    local counts = {}
+    for _, n in ipairs(names) do
+      local c = #uop.find(t.uop, n)
+      if c > 0 then
+        local key = n == "VCONST" and "CONST" or n
+        counts[key] = (counts[key] or 0) + c
+      end
+    end
+    local keys = {}
+    for k in pairs(counts) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. counts[k] end
+    return table.concat(parts, " ")
+  end
+  local x = function() return Tensor.empty(2, 3) end
+  local i = function() return Tensor.empty(2, 3, {dtype = "int32"}) end
+  local b = function() return Tensor.empty(2, 3, {dtype = "bool"}) end
+  local u8 = function() return Tensor.empty(3, {dtype = "uint8"}) end
+  local build_case = {
+    gelu = function() return x():gelu() end, gelu_int = function() return i():gelu() end,
+    quick_gelu = function() return x():quick_gelu() end, swish = function() return x():swish() end,
+    silu = function() return x():silu() end, relu6 = function() return x():relu6() end,
+    relu6_bool = function() return b():relu6() end, hardtanh = function() return x():hardtanh() end,
+    hardtanh_args = function() return i():hardtanh(-0.5, 2) end, elu = function() return x():elu() end,
+    elu_alpha = function() return x():elu(0.5) end, softplus = function() return x():softplus(2.0) end,
+    erf = function() return x():erf() end, erf_int = function() return i():erf() end,
+    isnan = function() return x():isnan() end, isinf = function() return x():isinf() end,
+    isinf_pos = function() return x():isinf(true, false) end, isinf_int = function() return i():isinf() end,
+    lerp = function() return x():lerp(x(), 0.5) end, lerp_t = function() return i():lerp(x(), x()) end,
+    lerp_u8 = function() return u8():lerp(u8(), Tensor.empty(3)) end,
+    copysign = function() return x():copysign(-1.0) end, copysign_t = function() return i():copysign(x()) end,
+    logaddexp = function() return x():logaddexp(x()) end, logaddexp_s = function() return i():logaddexp(0.5) end,
+    var = function() return x():var(1) end, var_all = function() return x():var() end,
+    var_kd = function() return i():var(0, {keepdim = true, correction = 0}) end,
+    std = function() return x():std() end, std_kd = function() return x():std(1, {keepdim = true, correction = 2}) end,
+    argmax = function() return x():argmax(1) end, argmax_all = function() return x():argmax() end,
+    argmax_kd = function() return i():argmax(0, {keepdim = true}) end, argmin = function() return i():argmin() end,
+    argmin_b = function() return b():argmin(1) end, any = function() return x():any(0) end,
+    any_all = function() return i():any() end, all = function() return x():all() end,
+    all_kd = function() return b():all(1, {keepdim = true}) end, logsumexp = function() return x():logsumexp(1) end,
+    logsumexp_all = function() return x():logsumexp() end,
+    logsumexp_kd = function() return i():logsumexp(0, {keepdim = true}) end,
+    logcumsumexp = function() return x():logcumsumexp(1) end, logcumsumexp0 = function() return i():logcumsumexp() end,
+    linspace = function() return Tensor.linspace(0, 1, 5) end,
+    linspace_int = function() return Tensor.linspace(-3, 10, 4, {dtype = "int32"}) end,
+    linspace_1 = function() return Tensor.linspace(2, 3, 1) end,
+    bitcast = function() return x():bitcast(d.int32) end, bitcast_narrow = function() return x():bitcast(d.uint16) end,
+    bitcast_u8 = function() return i():bitcast(d.uint8) end,
+    bitcast_wide = function() return Tensor.empty(2, 4, {dtype = "uint8"}):bitcast(d.int32) end,
+    bitcast_f64 = function() return Tensor.empty(2, 2):bitcast(d.float64) end,
+    ipow = function() return i() ^ 7 end, ipow2 = function() return i() ^ 2 end,
+  }
+  for _, case in ipairs(TINYGRAD_OPS) do
+    local f = build_case[case[1]]
+    T.ok(f, "a case for " .. case[1])
+    T.eq(histogram(f()), case[2], case[1])
+  end
+end)

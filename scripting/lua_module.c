@@ -21,6 +21,7 @@
     X(tensor_dtype)       \
     X(tensor_movement)    \
     X(tensor_elementwise) \
+    X(tensor_activation)  \
     X(tensor_reduce)      \
     X(tensor_window)      \
     X(tensor_create)      \

@@ -45,14 +45,19 @@
 -- the table of helpers one part defines for the later ones:
 --   tensor.lua              the class, errors, shapes and arguments, axes,
 --                           properties, operators
---   tensor_dtype.lua        dtypes by name, promotion, constants, cast
+--   tensor_dtype.lua        dtypes by name, promotion, constants, cast,
+--                           bitcast
 --   tensor_movement.lua     reshape, expand, permute, flip, shrink, pad and
 --                           its modes, repeat, repeat_interleave, roll, diag
 --   tensor_elementwise.lua  broadcasting, ALU ops and their decompositions
---   tensor_reduce.lua       sum, prod, max, min, mean, softmax, dot, matmul
+--   tensor_activation.lua   activation functions: gelu, elu, softplus, erf...
+--   tensor_reduce.lua       sum, prod, max, min, mean, var, std, argmax,
+--                           any, all, softmax, logsumexp, dot, matmul
 --   tensor_window.lua       sliding windows: max_pool2d, avg_pool2d, conv2d,
---                           conv_transpose2d, cumsum, cumprod, cummax
---   tensor_create.lua       Tensor.new, full, zeros, ones, arange, eye, rand
+--                           conv_transpose2d, cumsum, cumprod, cummax,
+--                           logcumsumexp
+--   tensor_create.lua       Tensor.new, full, zeros, ones, arange, linspace,
+--                           eye, rand
 --   tensor_index.lua        slice, tensor indices, gather, one_hot,
 --                           masked_fill, tril, triu
 --   tensor_join.lua         cat, stack, split, chunk, meshgrid
@@ -141,9 +146,6 @@ local function is_opts(v)
   return false
 end
 
--- named arguments of a call, tinygrad's way: f(a, b, {c = ...}) or
--- f{a = ..., b = ..., c = ...}; positional lists the names that may come
--- in order, keywords the names allowed only in the options table
 -- the options table ending args[1..n], if any, and the count before it; an
 -- empty table after other arguments is an empty options table
 local function trailing_opts(args, n)
@@ -154,22 +156,35 @@ local function trailing_opts(args, n)
   return {}, n
 end
 
-local function named_args(what, positional, keywords, ...)
+-- named arguments of what(...), tinygrad's way: positional values in the
+-- order of names, or by name in a trailing options table (f(a, {c = ...})
+-- or f{a = ..., c = ...}); defaults (optional) fill the rest. Unknown
+-- keys, surplus values and a name given twice are errors.
+--   local a = named_args("elu", {"alpha"}, {alpha = 1.0}, ...)
+local function named_args(what, names, defaults, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
-  if n > #positional then fail("%s: %d arguments given, at most %d expected", what, n, #positional) end
-  local r, allowed = {}, {}
-  for i, name in ipairs(positional) do
-    allowed[name] = true
-    if i <= n then r[name] = args[i] end
+  if n > #names then fail("%s: takes at most %d arguments, got %d", what, #names, n) end
+  local out, known = {}, {}
+  for i, name in ipairs(names) do
+    known[name] = true
+    if i <= n then out[name] = args[i] end
   end
-  for _, name in ipairs(keywords or {}) do allowed[name] = true end
   for k, v in pairs(opts) do
-    if not allowed[k] then fail("%s: unexpected option %s", what, tostring(k)) end
-    if r[k] ~= nil then fail("%s: %s is given twice", what, k) end
-    r[k] = v
+    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+    if out[k] ~= nil then fail("%s: %s given twice", what, k) end
+    out[k] = v
   end
-  return r
+  for k, v in pairs(defaults or {}) do
+    if out[k] == nil then out[k] = v end
+  end
+  return out
+end
+
+-- raises "what: name must be a number, got ..." unless v is a number
+local function check_number(what, name, v)
+  if type(v) ~= "number" then fail("%s: %s must be a number, got %s", what, name, type(v)) end
+  return v
 end
 
 -- (shape, opts) from varargs: ints, or one table, then maybe an options table
@@ -310,6 +325,7 @@ shared.copy = copy
 shared.concat = concat
 shared.ceildiv = ceildiv
 shared.shape_args = shape_args
+shared.check_number = check_number
 shared.new_shape_args = new_shape_args
 shared.device = device
 shared.ivec = ivec

@@ -1,6 +1,6 @@
 -- tensor_create.lua - making tensors: Tensor.new from nested tables,
 -- numbers and UOps, empty, full, zeros, ones and the _like forms, arange,
--- eye, and rand with its host generator.
+-- linspace, eye, and rand with its host generator.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
@@ -130,6 +130,24 @@ function Tensor.arange(start, stop, step, opts)
   end
   if len <= 0 then return Tensor.new({}, dt) end
   return cumalu(Tensor.full({math.tointeger(len)}, step, {dtype = dt}), 0, "ADD"):add(start - step):cast(dt)
+end
+
+-- Tensor.linspace(start, stop, steps [, {dtype=}]): steps values from start
+-- to stop inclusive, start + arange(steps) * step computed in float32 (the
+-- default dtype) and cast to dtype
+function Tensor.linspace(start, stop, steps, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("linspace: the options must be a table, got %s", type(opts)) end
+  for k in pairs(opts) do
+    if k ~= "dtype" then fail("linspace: unknown option '%s'", tostring(k)) end
+  end
+  if type(start) ~= "number" or type(stop) ~= "number" then fail("linspace: start and stop must be numbers") end
+  if math.type(steps) ~= "integer" then fail("linspace: steps must be an integer, got %s", tostring(steps)) end
+  if steps < 0 then fail("linspace: number of steps must be non-negative") end
+  local dt = to_dtype(opts.dtype or F32)
+  if dt == BOOL then fail("linspace with bool dtype is not supported") end
+  if steps == 1 then return Tensor.new({start}, dt) end
+  return Tensor.arange(steps):mul((stop - start) / (steps - 1)):add(start, true):cast(dt)
 end
 
 function Tensor.eye(n, m, opts)

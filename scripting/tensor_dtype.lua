@@ -1,6 +1,6 @@
 -- tensor_dtype.lua - dtypes for the Tensor front end: dtypes by value or
 -- name, their kinds, tinygrad's promotion (least_upper_dtype, sum_acc_dtype,
--- from_py, as_const), constants of a dtype, and cast.
+-- from_py, as_const), constants of a dtype, cast and bitcast.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
@@ -69,7 +69,8 @@ local function as_const(v, dt)
     return v ~= 0
   end
   if type(v) == "boolean" then v = v and 1 or 0 end
-  if k == "float" then return v + 0.0 end
+  -- an integer becomes a float; a float is kept as it is (-0.0 keeps its sign)
+  if k == "float" then return math.type(v) == "integer" and v + 0.0 or v end
   if math.type(v) == "float" then
     if v ~= v or v == math.huge or v == -math.huge then fail("cannot make %s a constant of %s", tostring(v), info(dt).name) end
     local t = v >= 0 and math.floor(v) or math.ceil(v)
@@ -93,6 +94,43 @@ function Tensor:cast(dtype)
   end
   return wrap(self.uop:cast(dt), copy(self._shape), dt)
 end
+-- the bits of each element read as dtype.  Between item sizes the last
+-- axis changes length: the values go through unsigned integers of the two
+-- sizes, joined by shifts and adds or split by shifts, as tinygrad does.
+function Tensor:bitcast(dtype)
+  if dtype == nil then fail("bitcast: a dtype is needed") end
+  local ok, dt = pcall(to_dtype, dtype)
+  if not ok then fail("bitcast: %s", (tostring(dt):gsub("^[^\n]-:%d+: ", ""))) end
+  local ns, os = info(dt).itemsize, info(self._dtype).itemsize
+  if ns ~= os then
+    local nd = #self._shape
+    if nd == 0 then fail("bitcast: a 0-d tensor cannot change its item size (%s to %s)", info(self._dtype).name, info(dt).name) end
+    local last = self._shape[nd]
+    if (last * os) % ns ~= 0 then fail("bitcast: unsupported size in bitcast (%s to %s, last axis %d)", info(self._dtype).name, info(dt).name, last) end
+    local new_uint, old_uint = to_dtype("uint" .. 8 * ns), to_dtype("uint" .. 8 * os)
+    local tmp = self:bitcast(old_uint)
+    if ns > os then
+      local rate = ns // os
+      local shape = {table.unpack(self._shape, 1, nd - 1)}
+      shape[#shape + 1], shape[#shape + 2] = last // rate, rate
+      tmp = tmp:reshape(shape)
+      local r
+      for i = 0, rate - 1 do
+        local range = {}
+        range[#shape] = {i, i + 1}
+        local part = tmp:shrink(range):cast(new_uint):lshift(8 * i * os)
+        r = r and r:add(part) or part
+      end
+      return r:squeeze(-1):bitcast(dt)
+    end
+    local pieces = {}
+    for i = 0, os // ns - 1 do pieces[#pieces + 1] = tmp:rshift(8 * i * ns) end
+    return Tensor.stack(pieces, {dim = -1}):flatten(-2):cast(new_uint):bitcast(dt)
+  end
+  if dt == self._dtype then return self end
+  return wrap(uop.new("BITCAST", dt, {self.uop}), copy(self._shape), dt)
+end
+
 function Tensor:float() return self:cast(F32) end
 function Tensor:half() return self:cast(dtypes.float16) end
 function Tensor:int() return self:cast(I32) end

@@ -90,7 +90,7 @@ function Tensor.einsum(formula, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
   for k in pairs(opts) do
-    if k ~= "dtype" then fail("einsum: unexpected option %s", tostring(k)) end
+    if k ~= "dtype" then fail("einsum: unknown option '%s'", tostring(k)) end
   end
   local list = args
   if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then

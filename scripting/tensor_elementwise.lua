@@ -1,7 +1,8 @@
 -- tensor_elementwise.lua - elementwise ops of the Tensor front end: operands
 -- made tensors, promoted and broadcast (tinygrad's _broadcasted), the ALU
 -- ops, and what tinygrad decomposes into them (sub, div, mod, comparisons,
--- exp, log, cos, sigmoid, round, clamp, ...); also contiguous and detach.
+-- exp, log, cos, sigmoid, round, clamp, isnan, isinf, lerp, copysign,
+-- logaddexp, ...); also contiguous and detach.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local F32, I32, BOOL = uop.dtypes.float32, uop.dtypes.int32, uop.dtypes.bool
@@ -205,7 +206,6 @@ function Tensor:relu() return self:gt(0):where(self, 0) end
 function Tensor:sigmoid() return self:mul(-1 / math.log(2)):exp2():add(1, true):reciprocal() end
 function Tensor:tanh() return self:mul(2.0, true):sigmoid():mul(2.0, true):sub(1.0) end
 function Tensor:leaky_relu(slope) return self:lt(0):where(self:mul(slope or 0.01, true), self) end
-function Tensor:silu() return self:mul(self:sigmoid()) end
 
 function Tensor:sign()
   return self:ne(0):where(self:lt(0):where(self:full_like(-1), self:full_like(1)), self:full_like(0)):add(self:mul(0))
@@ -233,6 +233,58 @@ function Tensor:clamp(lo, hi)
   return r
 end
 Tensor.clip = Tensor.clamp
+
+-- x != x: true only for NaN (false for every integer and bool)
+function Tensor:isnan() return self:ne(self) end
+
+-- x:isinf([detect_positive [, detect_negative]]) or {detect_positive=, detect_negative=}
+function Tensor:isinf(...)
+  local a = shared.named_args("isinf", {"detect_positive", "detect_negative"},
+    {detect_positive = true, detect_negative = true}, ...)
+  for _, k in ipairs({"detect_positive", "detect_negative"}) do
+    if type(a[k]) ~= "boolean" then fail("isinf: %s must be a boolean, got %s", k, type(a[k])) end
+  end
+  return self:eq(math.huge):mul(a.detect_positive):add(self:eq(-math.huge):mul(a.detect_negative))
+end
+
+-- self + (finish - self) * weight; a uint8 self with a Tensor weight is
+-- interpolated in fixed point with a 7-bit weight, as tinygrad does
+function Tensor:lerp(finish, weight)
+  if not is_tensor(finish) then fail("lerp: the end must be a Tensor, got %s", type(finish)) end
+  if not is_tensor(weight) and type(weight) ~= "number" then
+    fail("lerp: the weight must be a Tensor or a number, got %s", type(weight))
+  end
+  if self._dtype == uop.dtypes.uint8 and is_tensor(weight) then
+    local W_PREC = 7
+    local w_i = weight:mul(1 << W_PREC):add(0.5):cast(uop.dtypes.int16)
+    local step = finish:sub(self):cast(uop.dtypes.int8):mul(w_i):add(1 << (W_PREC - 1)):cast(uop.dtypes.uint16)
+    return self:add(step:rshift(W_PREC)):cast(uop.dtypes.uint8)
+  end
+  return self:add(finish:sub(self):mul(weight))
+end
+
+local function check_operand(what, x)
+  if not is_tensor(x) and type(x) ~= "number" and type(x) ~= "boolean" then
+    fail("%s: expected a Tensor, number or boolean, got %s", what, type(x))
+  end
+end
+
+-- |self| with the sign of other (other < 0 picks -|self|; -0.0 counts as
+-- positive); the dtype is the promoted one, as for any binary op
+function Tensor:copysign(other)
+  check_operand("copysign", other)
+  local _, o = broadcasted(self, other)
+  -- two abs graphs, as tinygrad builds them (each sign has its own constants)
+  return o:lt(0):where(self:abs():neg(), self:abs()):add(o:mul(0))
+end
+
+-- log(exp(self) + exp(other)), shifted by the maximum
+function Tensor:logaddexp(other)
+  check_operand("logaddexp", other)
+  local m = self:maximum(other)
+  local _, o = broadcasted(self, other)
+  return self:sub(m):exp():add(o:sub(m):exp()):log():add(m)
+end
 
 function Tensor:contiguous()
   local u = self.uop

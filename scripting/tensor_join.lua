@@ -18,7 +18,7 @@ local function tensor_args(what, allowed, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
   for k in pairs(opts) do
-    if not allowed[k] then fail("%s: unexpected option %s", what, tostring(k)) end
+    if not allowed[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
   end
   local list = args
   if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then

@@ -244,7 +244,7 @@ local PAD_MODES = {constant = true, reflect = true, replicate = true, circular =
 function Tensor:pad(padding, opts)
   opts = opts or {}
   for k in pairs(opts) do
-    if k ~= "value" and k ~= "mode" then fail("pad: unexpected option %s", tostring(k)) end
+    if k ~= "value" and k ~= "mode" then fail("pad: unknown option '%s'", tostring(k)) end
   end
   local value, mode = opts.value or 0, opts.mode or "constant"
   if not PAD_MODES[mode] then

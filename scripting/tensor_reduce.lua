@@ -1,6 +1,6 @@
 -- tensor_reduce.lua - reductions of the Tensor front end: REDUCE_AXIS for
--- sum, prod and max, and what is built on them (min, mean, softmax,
--- log_softmax, dot and matmul).
+-- sum, prod and max, and what is built on them (min, mean, var, std,
+-- argmax, argmin, any, all, softmax, log_softmax, logsumexp, dot and matmul).
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
@@ -9,6 +9,8 @@ local fail, is_opts, fmt_shape, copy = shared.fail, shared.is_opts, shared.fmt_s
 local concat, wrap, axes_list, info = shared.concat, shared.wrap, shared.axes_list, shared.info
 local to_dtype, is_float, least_upper = shared.to_dtype, shared.is_float, shared.least_upper
 local sum_acc, reshape_raw, inverse = shared.sum_acc, shared.reshape_raw, shared.inverse
+local is_tensor, check_number, resolve_axis = shared.is_tensor, shared.check_number, shared.resolve_axis
+local I32 = dtypes.int32
 
 -- ---------------------------------------------------------------- reductions
 
@@ -71,6 +73,97 @@ function Tensor:mean(axis, opts)
   local count = 1
   for i = 1, #self._shape do if self._shape[i] ~= kept[i] then count = count * self._shape[i] end end
   return num:div(count):cast(out)
+end
+
+-- (axis, opts) of what(axis, opts), checked: the axis an integer, a list
+-- of integers or nil (also opts.axis), keepdim a boolean, and no option
+-- but axis, keepdim and the names in extra
+local function checked_reduce_args(what, axis, opts, extra)
+  if is_opts(axis) then axis, opts = nil, axis end
+  opts = opts or {}
+  if type(opts) ~= "table" or is_tensor(opts) then fail("%s: the options must be a table, got %s", what, type(opts)) end
+  local allowed = {axis = true, keepdim = true}
+  for _, k in ipairs(extra or {}) do allowed[k] = true end
+  for k in pairs(opts) do
+    if not allowed[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+  if axis == nil then axis = opts.axis end
+  if axis ~= nil and math.type(axis) ~= "integer" then
+    local ok = type(axis) == "table" and not is_tensor(axis)
+    if ok then for _, a in pairs(axis) do ok = ok and math.type(a) == "integer" end end
+    if not ok then fail("%s: axis must be an integer, a list of integers or nil, got %s", what, type(axis)) end
+  end
+  if opts.keepdim ~= nil and type(opts.keepdim) ~= "boolean" then
+    fail("%s: keepdim must be a boolean, got %s", what, type(opts.keepdim))
+  end
+  return axis, opts
+end
+
+-- an axis that must be one integer (or nil)
+local function single_axis(what, axis)
+  if type(axis) == "table" then fail("%s: axis must be an integer or nil, not a list", what) end
+  return axis
+end
+
+-- sum((x - mean)^2) / max(0, n - correction); correction defaults to 1
+function Tensor:var(axis, opts)
+  axis, opts = checked_reduce_args("var", axis, opts, {"correction"})
+  local correction = opts.correction
+  if correction == nil then correction = 1 end
+  check_number("var", "correction", correction)
+  local squares = self:sub(self:mean(axis, {keepdim = true})):square()
+  local kept = squares:sum(axis, {keepdim = true})._shape
+  local n = 1
+  for i = 1, #self._shape do if self._shape[i] ~= kept[i] then n = n * self._shape[i] end end
+  return squares:sum(axis, {keepdim = opts.keepdim}):div(math.max(0, n - correction))
+end
+
+function Tensor:std(axis, opts)
+  axis, opts = checked_reduce_args("std", axis, opts, {"correction"})
+  return self:var(axis, {keepdim = opts.keepdim, correction = opts.correction}):sqrt()
+end
+
+-- the first index of the maximum: the elements equal to the maximum are
+-- weighted n, n-1, ..., 1 by position, the largest weight wins, n - it is
+-- the index (int32).  With no axis the tensor is flattened (and keepdim
+-- has no effect, as in tinygrad).
+function Tensor:argmax(axis, opts)
+  axis, opts = checked_reduce_args("argmax", axis, opts)
+  axis = single_axis("argmax", axis)
+  if axis == nil then return self:flatten():argmax(0) end
+  if #self._shape == 0 then fail("argmax: a 0-d tensor has no axis %d", axis) end
+  axis = resolve_axis(self, axis)
+  local n = self._shape[axis + 1]
+  local shape = {n}
+  for i = axis + 2, #self._shape do shape[#shape + 1] = 1 end
+  local is_max = self:eq(self:max(axis, {keepdim = true}))
+  local weighted = is_max:mul(uop.Tensor.arange(n, 0, -1):reshape(shape))
+  return weighted:max(axis, {keepdim = opts.keepdim}):sub(n, true):cast(I32)
+end
+
+function Tensor:argmin(axis, opts)
+  axis, opts = checked_reduce_args("argmin", axis, opts)
+  return inverse(self):argmax(single_axis("argmin", axis), {keepdim = opts.keepdim})
+end
+
+-- whether any element is true: the maximum of the values as bools
+function Tensor:any(axis, opts)
+  axis, opts = checked_reduce_args("any", axis, opts)
+  return self:bool():max(axis, {keepdim = opts.keepdim})
+end
+
+function Tensor:all(axis, opts)
+  axis, opts = checked_reduce_args("all", axis, opts)
+  return self:logical_not():any(axis, {keepdim = opts.keepdim}):logical_not()
+end
+
+-- log(sum(exp(x - m))) + m with m the maximum; as in tinygrad, m is
+-- squeezed at the axis, so keepdim=true broadcasts the two
+function Tensor:logsumexp(axis, opts)
+  axis, opts = checked_reduce_args("logsumexp", axis, opts)
+  axis = single_axis("logsumexp", axis)
+  local m = self:max(axis, {keepdim = true})
+  return self:sub(m):exp():sum(axis, {keepdim = opts.keepdim}):log():add(m:squeeze(axis))
 end
 
 function Tensor:softmax(axis)

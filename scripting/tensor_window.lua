@@ -2,7 +2,8 @@
 -- _pool (windows made of repeat, shrink, reshape and permute) and what is
 -- built on it: max_pool2d and avg_pool2d (any number of spatial axes),
 -- conv2d, conv_transpose2d (a conv2d of the input spread by its stride
--- with the flipped weight) and the cumulative ops cumsum, cumprod, cummax.
+-- with the flipped weight), the cumulative ops cumsum, cumprod, cummax and
+-- logcumsumexp (a masked square of differences to the running maximum).
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, concat = shared.fail, shared.fmt_shape, shared.prod, shared.concat
@@ -309,6 +310,26 @@ end
 function Tensor:cumsum(axis) return split_cumalu(self, axis or 0, "ADD") end
 function Tensor:cumprod(axis) return split_cumalu(self, axis or 0, "MUL") end
 function Tensor:cummax(axis) return split_cumalu(self, axis or 0, "MAX") end
+
+-- log(cumsum(exp(x))) along axis (default 0), computed stably: each
+-- prefix's terms are taken relative to the running maximum, the terms
+-- after the prefix masked to the dtype's lowest value
+function Tensor:logcumsumexp(...)
+  local a = named_args("logcumsumexp", {"axis"}, {axis = 0}, ...)
+  if math.type(a.axis) ~= "integer" then fail("logcumsumexp: axis must be an integer, got %s", type(a.axis)) end
+  if #self._shape == 0 then return self end
+  local axis = resolve_axis(self, a.axis)
+  local x = self:transpose(axis, -1)
+  local last = x._shape[#x._shape]
+  local keep = {}
+  for i = 1, #self._shape - 1 do keep[i] = -1 end
+  local x_rows = x:unsqueeze(-2):expand(concat(keep, {last, -1}))
+  local x_cummax = x:cummax(-1)
+  local lowest = info(self._dtype).min
+  local ret = Tensor.ones(last, last):tril():where(x_rows:sub(x_cummax:unsqueeze(-1)), lowest)
+    :exp():sum(-1):log():add(x_cummax)
+  return ret:transpose(-1, axis)
+end
 
 -- for the parts that follow
 shared.cumalu = cumalu

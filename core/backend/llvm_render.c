@@ -370,11 +370,20 @@ static LLVMValueRef render_bitcast(Render *r, const UOp *u, const char *nm) {
         lr_fail(r, u, "cannot bitcast between a pointer and a value");
         return NULL;
     }
-    if (dt_itemsize(from) != dt_itemsize(to) || from->sk == SK_BOOL || to->sk == SK_BOOL) {
+    if (dt_itemsize(from) != dt_itemsize(to)) {
         char b1[64], b2[64];
         dt_str(from, b1, sizeof b1), dt_str(to, b2, sizeof b2);
         lr_fail(r, u, "cannot bitcast %s to %s: sizes differ", b1, b2);
         return NULL;
+    }
+    if (from->sk == SK_BOOL || to->sk == SK_BOOL) {
+        /* a bool is an i1 held in a byte: through i8, nonzero bytes read as true */
+        if (from->sk == to->sk) return a;
+        LLVMTypeRef byte = LLVMInt8TypeInContext(r->ctx);
+        int w = dt_vcount(to);
+        if (w > 1) byte = LLVMVectorType(byte, (unsigned)w);
+        if (from->sk == SK_BOOL) return LLVMBuildBitCast(r->b, LLVMBuildZExt(r->b, a, byte, ""), value_type(r, to), nm);
+        return LLVMBuildICmp(r->b, LLVMIntNE, LLVMBuildBitCast(r->b, a, byte, ""), LLVMConstNull(byte), nm);
     }
     return LLVMBuildBitCast(r->b, a, value_type(r, to), nm);
 }

@@ -142,6 +142,18 @@ const char *ref_block_alu_as(Op op, const UOp *u, RefWord *const *src, const boo
     return failed;
 }
 
+void ref_block_bitcast(const DType *to, const DType *from, RefWord *x, int64_t len) {
+    bool ff = dt_is_float(from), tf = dt_is_float(to);
+    for (int64_t t = 0; t < len; t++) {
+        unsigned char bytes[8] = {0};
+        ScalarVal v = {ff ? x[t].f : 0, ff ? 0 : x[t].i};
+        scalar_write(from, bytes, 0, v);
+        v = scalar_read(to, bytes, 0);
+        if (tf) x[t].f = v.f;
+        else x[t].i = v.i;
+    }
+}
+
 void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len) {
     bool ff = dt_is_float(from);
     double *xf = &x->f;

@@ -26,6 +26,8 @@ const char *ref_block_alu_as(Op op, const UOp *u, RefWord *const *src, const boo
                              int64_t len, unsigned char *bad);
 /* x[t] = CAST to dtype `to` of x[t] (dtype `from`) */
 void ref_block_cast(const DType *to, const DType *from, RefWord *x, int64_t len);
+/* x[t] = BITCAST to dtype `to` of x[t] (dtype `from`, of the same itemsize): its bytes read as `to` */
+void ref_block_bitcast(const DType *to, const DType *from, RefWord *x, int64_t len);
 
 /* A reduction (REDUCE_AXIS op rop in dtype dt) folds its source's values,
  * each in the order of the reduced elements, into accumulators that start at

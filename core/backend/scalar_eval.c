@@ -158,6 +158,15 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
         else if (s[0].i == INT64_MIN && s[1].i == -1) r = op == OP_IDIV ? INT64_MIN : 0;
         else r = op == OP_IDIV ? s[0].i / s[1].i : s[0].i % s[1].i;
         break;
+    case OP_POW: {
+        /* repeated squaring, wrapping like the MULs it becomes */
+        if (!dt_is_unsigned(sdt) && s[1].i < 0) return "integer POW with a negative exponent";
+        uint64_t acc = 1, sq = a;
+        for (uint64_t e = b; e; e >>= 1, sq *= sq)
+            if (e & 1) acc *= sq;
+        r = (int64_t)acc;
+        break;
+    }
     default: return "no integer semantics for this op";
     }
     *out = scalar_from_int(dt, r);

@@ -74,8 +74,8 @@ typedef struct RNode {
 
 /* LOAD pushes a block read through an access; MASK zeroes the top block
  * where an access is not valid; ALU pops its sources and pushes the result;
- * CAST converts the top block */
-enum { RI_LOAD, RI_MASK, RI_ALU, RI_CAST };
+ * CAST and BITCAST convert the top block */
+enum { RI_LOAD, RI_MASK, RI_ALU, RI_CAST, RI_BITCAST };
 typedef struct RInstr {
     unsigned char kind;
     unsigned char nsrc;
@@ -289,6 +289,11 @@ static bool compile(Ref *r, Prog *g, int k, int depth) {
     }
     if (is_passthrough(op)) return compile(r, g, nd->src[0], depth + 1);
     if (op == OP_CAST) return compile(r, g, nd->src[0], depth + 1) && emit(r, g, RI_CAST, k, -1);
+    if (op == OP_BITCAST) {
+        if (dt_itemsize(u->dtype) != dt_itemsize(u->src[0]->dtype) || dt_itemsize(u->dtype) > 8)
+            return fail(r, u, "BITCAST between dtypes of different sizes");
+        return compile(r, g, nd->src[0], depth + 1) && emit(r, g, RI_BITCAST, k, -1);
+    }
     if (op_is_alu(op)) {
         bool division;
         if (!compile_division(r, g, k, depth, &division)) return false;
@@ -402,6 +407,11 @@ static bool run_block(Ref *r, Prog *g, const int64_t *idx, int b, int64_t len) {
         case RI_CAST: {
             const UOp *u = r->nodes[in->node].u;
             ref_block_cast(u->dtype, u->src[0]->dtype, slot(g, sp - 1), len);
+            break;
+        }
+        case RI_BITCAST: {
+            const UOp *u = r->nodes[in->node].u;
+            ref_block_bitcast(u->dtype, u->src[0]->dtype, slot(g, sp - 1), len);
             break;
         }
         default:

@@ -286,7 +286,7 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
 static bool is_elementwise(Rangeify *R, const UOp *x) {
     Op op = uop_op(x);
     bool ew = op == OP_CONTIGUOUS || op == OP_DETACH || op == OP_CONTIGUOUS_BACKWARD ||
-              ((op_is_alu(op) || op == OP_CAST) && op != OP_BITCAST && x->nsrc <= 3);
+              ((op_is_alu(op) || op == OP_CAST || op == OP_BITCAST) && x->nsrc <= 3);
     if (!ew) return false;
     const int ps = sched_pos(R->st, x);
     return !(ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root);

@@ -1,7 +1,7 @@
 /* symbolic.c - tinygrad v0.12.0's symbolic rule sets, registered by name,
  * and uop_simplify to run one of them:
  *   propagate_invalid
- *   symbolic_simple = propagate_invalid + simple folding
+ *   symbolic_simple = propagate_invalid + simple folding + POW folding
  *   commutative     = constants last, operands in a canonical order
  *   symbolic        = symbolic_simple + commutative + combining/lt/where/cast
  *                     folding, AFTER and long-math rules, div/mod, gep_pushing
@@ -15,7 +15,7 @@
 #include "sym_rules.h"
 
 static const RuleTable *const invalid_tables[] = {&sym_propagate_invalid_rules};
-static const RuleTable *const simple_tables[] = {&sym_simple_rules};
+static const RuleTable *const simple_tables[] = {&sym_simple_rules, &sym_pow_rules};
 static const RuleTable *const commutative_tables[] = {&sym_commutative_rules};
 static const RuleTable *const gep_tables[] = {&gep_pushing_rules};
 static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_after_long_rules, &sym_divmod_rules,
@@ -26,7 +26,7 @@ static const RuleSetDef SYM_SETS[] = {
     {"propagate_invalid", NULL, RULE_TABLES(invalid_tables),
      "an Invalid index absorbs the arithmetic around it"},
     {"symbolic_simple", "propagate_invalid", RULE_TABLES(simple_tables),
-     "identities and constant folding (wrapping), bool and cast folding, (x//c)*c + x%c"},
+     "identities and constant folding (wrapping), bool and cast folding, (x//c)*c + x%c, x ** const as MULs"},
     {"commutative", NULL, RULE_TABLES(commutative_tables), "operands of commutative ops in a canonical order"},
     {"gep_pushing", NULL, RULE_TABLES(gep_tables),
      "a GEP moves down to what it selects: lanes of VECTORIZE, constants and ALUs; CAT becomes VECTORIZE"},

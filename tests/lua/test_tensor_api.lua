@@ -1,0 +1,676 @@
+-- test_tensor_api.lua - the Tensor functions built from other ops
+-- (activations, isnan/isinf, lerp, copysign, logaddexp, var/std,
+-- argmax/argmin, any/all, logsumexp, logcumsumexp, linspace, bitcast),
+-- integer pow and -0.0: the dtypes tinygrad v0.12.0 gives, values computed
+-- here with plain Lua (or, where noted, captured from tinygrad v0.12.0),
+-- each through uop.reference and through the JIT with validation.
+local T = ...
+local d = uop.dtypes
+local ref = uop.reference
+local inf, nan = math.huge, 0 / 0
+
+-- ---- helpers ----
+
+local function build(s, f, dim, idx)
+  dim, idx = dim or 1, idx or {}
+  if dim > #s then return f(table.unpack(idx)) end
+  local r = {}
+  for i = 0, s[dim] - 1 do
+    idx[dim] = i
+    r[i + 1] = build(s, f, dim + 1, idx)
+  end
+  idx[dim] = nil
+  return r
+end
+
+-- f applied to every leaf of a nested table
+local function map(v, f)
+  if type(v) ~= "table" then return f(v) end
+  local r = {}
+  for i = 1, #v do r[i] = map(v[i], f) end
+  return r
+end
+
+local function show(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local parts = {}
+  for i = 1, #v do parts[i] = show(v[i]) end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- deep comparison: exact (ints stay ints, -0.0 is not 0.0) unless tol is
+-- given (relative past 1); NaN matches NaN
+local function same(got, want, tol, path)
+  path = path or ""
+  if type(want) == "table" then
+    if type(got) ~= "table" or #got ~= #want then
+      return false, string.format("at %s: expected %s, got %s", path, show(want), show(got))
+    end
+    for i = 1, #want do
+      local ok, msg = same(got[i], want[i], tol, path .. "[" .. i .. "]")
+      if not ok then return false, msg end
+    end
+    return true
+  end
+  if type(want) == "number" and type(got) == "number" then
+    if want ~= want then
+      if got ~= got then return true end
+    elseif tol then
+      if want == got or math.abs(got - want) <= tol * math.max(1, math.abs(want)) then return true end
+    elseif math.type(got) == math.type(want) and got == want and 1 / got == 1 / want then
+      return true
+    end
+  elseif got == want then
+    return true
+  end
+  return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
+end
+
+local function check(got, want, tol, what)
+  local ok, msg = same(got, want, tol)
+  if not ok then error((what and what .. ": " or "") .. msg, 3) end
+end
+
+local function shape_of(v)
+  local s = {}
+  while type(v) == "table" do
+    s[#s + 1] = #v
+    v = v[1]
+  end
+  return s
+end
+
+-- t's dtype and values, through the reference and through the JIT (the
+-- program's report validated against the reference)
+local function both(t, dtype, want, tol, what)
+  T.eq(tostring(t:dtype()), dtype, (what or "") .. " dtype")
+  check(ref(t), want, tol, (what or "") .. " reference")
+  local outs, rep = uop.compile(t):run{validate = true, quiet = true}
+  if not rep.ok then error((what or "") .. " validation: " .. rep.text, 2) end
+  check(uop.buffer_values(outs[1], t:shape()), want, tol, (what or "") .. " JIT")
+end
+
+local function f32(x) return string.unpack("f", string.pack("f", x)) end
+local function sigmoid(x) return 1 / (1 + math.exp(-x)) end
+local function relu(x) return x > 0 and x or 0 end
+
+-- erf by its Taylor series (|x| <= 3 here), independent of the
+-- approximation the front end builds
+local function erf(x)
+  local sum, term, n = 0, x, 0
+  while math.abs(term) > 1e-17 * math.max(1, math.abs(sum)) and n < 200 do
+    sum = sum + term / (2 * n + 1)
+    n = n + 1
+    term = -term * x * x / n
+  end
+  return 2 / math.sqrt(math.pi) * sum
+end
+
+local XS = {{-3.0, -1.5, -0.25, 0.0}, {0.5, 1.0, 2.5, 7.0}}
+local function xf() return Tensor(XS) end
+local XI = {{-3, -1, 0, 2}, {5, -6, 1, 7}}
+local function xi() return Tensor(XI, "int32") end
+
+-- ---- activations ----
+
+T.test("gelu, quick_gelu, swish, silu: float values and int/bool become float32", function()
+  local function gelu(x) return 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ^ 3))) end
+  local function quick(x) return x * sigmoid(1.702 * x) end
+  local function swish(x) return x * sigmoid(x) end
+  for _, case in ipairs{{"gelu", gelu}, {"quick_gelu", quick}, {"swish", swish}, {"silu", swish}} do
+    local name, f = case[1], case[2]
+    both(xf()[name](xf()), "float32", map(XS, f), 1e-5, name)
+    both(xi()[name](xi()), "float32", map(XI, f), 1e-5, name .. " int")
+    local b = Tensor{true, false}
+    both(b[name](b), "float32", {f(1), f(0)}, 1e-5, name .. " bool")
+    T.eq(tostring(Tensor({1.0}, "half")[name](Tensor({1.0}, "half")):dtype()), "float16", name .. " half")
+  end
+  -- silu and swish build one graph
+  local x = xf()
+  T.eq(x:silu().uop, x:swish().uop)
+end)
+
+T.test("relu6 and hardtanh keep ints; bools become int32", function()
+  local function relu6(x) return math.min(math.max(x, 0), 6) end
+  both(Tensor{-9.0, -6.0, 0.0, 3.0, 6.0, 9.0}:relu6(), "float32", {0.0, 0.0, 0.0, 3.0, 6.0, 6.0}, nil, "relu6")
+  both(xi():relu6(), "int32", map(XI, relu6), nil, "relu6 int")
+  both(Tensor{true, false}:relu6(), "int32", {1, 0}, nil, "relu6 bool")
+  local function ht(lo, hi) return function(x) return math.min(math.max(x, lo), hi) end end
+  both(xf():hardtanh(), "float32", map(XS, ht(-1.0, 1.0)), nil, "hardtanh")
+  both(xi():hardtanh(), "int32", map(XI, ht(-1, 1)), nil, "hardtanh int")
+  both(xi():hardtanh(-2, 5), "int32", map(XI, ht(-2, 5)), nil, "hardtanh int bounds")
+  both(xf():hardtanh{min_val = -0.5, max_val = 0.75}, "float32", map(XS, ht(-0.5, 0.75)), nil, "hardtanh named")
+  both(xf():hardtanh{max_val = 2.0}, "float32", map(XS, ht(-1.0, 2.0)), nil, "hardtanh max_val only")
+  -- an int tensor with float bounds becomes float32 (tinygrad)
+  both(Tensor{1, -2, 0}:hardtanh(-0.5, 0.75), "float32", {0.75, -0.5, 0.0}, nil, "hardtanh int float bounds")
+  both(Tensor{true, false}:hardtanh(), "int32", {1, 0}, nil, "hardtanh bool")
+end)
+
+T.test("elu and softplus with alpha and beta", function()
+  local function elu(a) return function(x) return x > 0 and x or a * (math.exp(x) - 1) end end
+  both(xf():elu(), "float32", map(XS, elu(1.0)), 1e-5, "elu")
+  both(xf():elu(0.5), "float32", map(XS, elu(0.5)), 1e-5, "elu alpha")
+  both(xf():elu{alpha = 2}, "float32", map(XS, elu(2)), 1e-5, "elu named alpha")
+  both(xi():elu(), "float32", map(XI, elu(1.0)), 1e-5, "elu int")
+  local function softplus(b) return function(x) return math.log(1 + math.exp(b * x)) / b end end
+  both(xf():softplus(), "float32", map(XS, softplus(1.0)), 1e-5, "softplus")
+  both(xf():softplus(2.0), "float32", map(XS, softplus(2.0)), 1e-5, "softplus beta")
+  both(xf():softplus{beta = 0.5}, "float32", map(XS, softplus(0.5)), 1e-5, "softplus named beta")
+  both(xi():softplus(), "float32", map(XI, softplus(1.0)), 1e-5, "softplus int")
+  T.eq(tostring(Tensor({1.0}, "half"):elu():dtype()), "float16")
+  T.eq(tostring(Tensor({1.0}, "half"):softplus():dtype()), "float16")
+end)
+
+T.test("erf: the series' values within the approximation's error; odd; int becomes float32", function()
+  local xs = {-3.0, -1.5, -1.0, -0.5, -0.1, 0.0, 0.1, 0.5, 1.0, 1.5, 2.0, 3.0}
+  local want = {}
+  for i, x in ipairs(xs) do want[i] = erf(x) end
+  both(Tensor(xs):erf(), "float32", want, 1e-6, "erf")
+  both(Tensor{-2, 0, 1}:erf(), "float32", {erf(-2), 0.0, erf(1)}, 1e-6, "erf int")
+  -- erf of bool: sign(false) * ... is -0.0 in tinygrad; captured from tinygrad v0.12.0
+  both(Tensor{true, false}:erf(), "float32", {0.5724161267280579, -0.0}, 1e-6, "erf bool")
+end)
+
+-- ---- isnan, isinf, lerp, copysign, logaddexp ----
+
+T.test("isnan and isinf are bool; ints and bools are never nan or inf", function()
+  local x = Tensor{1.0, nan, inf, -inf, -0.0}
+  both(x:isnan(), "bool", {false, true, false, false, false}, nil, "isnan")
+  both(x:isinf(), "bool", {false, false, true, true, false}, nil, "isinf")
+  both(x:isinf(true, false), "bool", {false, false, true, false, false}, nil, "isinf positive")
+  both(x:isinf{detect_positive = false}, "bool", {false, false, false, true, false}, nil, "isinf negative")
+  both(x:isinf(false, false), "bool", {false, false, false, false, false}, nil, "isinf none")
+  both(xi():isnan(), "bool", map(XI, function() return false end), nil, "isnan int")
+  both(xi():isinf(), "bool", map(XI, function() return false end), nil, "isinf int")
+  both(Tensor{true, false}:isnan(), "bool", {false, false}, nil, "isnan bool")
+  both(Tensor({1.0, nan}, "half"):isnan(), "bool", {false, true}, nil, "isnan half")
+  -- isnan is x != x
+  local u = x:isnan().uop
+  T.eq(u:op(), "CMPNE"); T.eq(u:src()[1], u:src()[2])
+end)
+
+T.test("lerp: float, promoted int, Tensor weights and uint8 fixed point", function()
+  local a, b = {1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}
+  both(Tensor(a):lerp(Tensor(b), 0.5), "float32", {2.5, 3.5, 4.5}, nil, "lerp")
+  both(Tensor{1, 2, 3}:lerp(Tensor{4, 5, 6}, 0.5), "float32", {2.5, 3.5, 4.5}, nil, "lerp int, float weight")
+  both(Tensor{1, 2, 3}:lerp(Tensor{4, 5, 6}, 2), "int32", {7, 8, 9}, nil, "lerp int, int weight")
+  local w = {0.5, 0.25, 1.0}
+  local want = {}
+  for i = 1, 3 do want[i] = i + ((b[i]) - i) * w[i] end
+  both(Tensor{1, 2, 3}:lerp(Tensor(b), Tensor(w)), "float32", want, nil, "lerp Tensor weight")
+  -- uint8 with a Tensor weight: a + ((int8(b - a) * int16(w * 128 + 0.5) + 64) >> 7), by hand
+  local ua, ub, uw = {10, 200, 30, 0}, {100, 0, 30, 255}, {0.5, 0.25, 0.3, 1.0}
+  local uwant = {}
+  for i = 1, 4 do
+    local diff = (ub[i] - ua[i]) % 256
+    if diff >= 128 then diff = diff - 256 end
+    local wi = math.floor(uw[i] * 128 + 0.5)
+    local step = ((diff * wi + 64) % 65536) // 128
+    uwant[i] = (ua[i] + step) % 256
+  end
+  both(Tensor(ua, "uint8"):lerp(Tensor(ub, "uint8"), Tensor(uw)), "uint8", uwant, nil, "lerp uint8")
+  T.ok(#uop.find(Tensor(ua, "uint8"):lerp(Tensor(ub, "uint8"), Tensor(uw)).uop, "IDIV") == 1, "the >> 7 is one IDIV")
+end)
+
+T.test("copysign: magnitude of self, sign of other (-0.0 counts as positive), promoted dtype", function()
+  both(Tensor{1.0, -2.0, 3.0, 0.0}:copysign(Tensor{-1.0, -1.0, 1.0, -0.0}), "float32", {-1.0, -2.0, 3.0, 0.0}, nil, "copysign")
+  both(Tensor{1.0, -2.0, 3.0}:copysign(-1), "float32", {-1.0, -2.0, -3.0}, nil, "copysign scalar")
+  both(Tensor{1, -2, 3}:copysign(-1), "int32", {-1, -2, -3}, nil, "copysign int")
+  both(Tensor{1, -2, 3}:copysign(-1.0), "float32", {-1.0, -2.0, -3.0}, nil, "copysign int, float")
+  both(Tensor{1, -2, 3}:copysign(Tensor{-1.0, 2.0, -0.0}), "float32", {-1.0, 2.0, 3.0}, nil, "copysign int, Tensor")
+  both(Tensor{true, false}:copysign(-1), "int32", {-1, 0}, nil, "copysign bool")
+  -- broadcast: other of shape (2, 1)
+  both(Tensor{1.0, -2.0}:copysign(Tensor{{1.0}, {-1.0}}), "float32", {{1.0, 2.0}, {-1.0, -2.0}}, nil, "copysign broadcast")
+end)
+
+T.test("logaddexp: log(exp(a) + exp(b)), stable for large values", function()
+  local function lae(a, b) local m = math.max(a, b) return math.log(math.exp(a - m) + math.exp(b - m)) + m end
+  both(Tensor{1.0, 2.0, 100.0}:logaddexp(Tensor{0.5, -3.0, 100.0}), "float32",
+    {lae(1, 0.5), lae(2, -3), lae(100, 100)}, 1e-6, "logaddexp")
+  both(Tensor{1.0, 2.0}:logaddexp(0.0), "float32", {lae(1, 0), lae(2, 0)}, 1e-6, "logaddexp scalar")
+  both(Tensor{1, 2}:logaddexp(0), "float32", {lae(1, 0), lae(2, 0)}, 1e-6, "logaddexp int")
+  both(Tensor{1, 2}:logaddexp(Tensor{1, 1}), "float32", {lae(1, 1), lae(2, 1)}, 1e-6, "logaddexp int Tensor")
+  both(Tensor{1.0, 2.0}:logaddexp(Tensor{{0.0}, {3.0}}), "float32",
+    {{lae(1, 0), lae(2, 0)}, {lae(1, 3), lae(2, 3)}}, 1e-6, "logaddexp broadcast")
+end)
+
+-- ---- reductions ----
+
+local M = {{1.0, -2.0, 3.0}, {0.0, 5.0, -6.0}}
+
+local function var_of(vals, correction)
+  local n, s = #vals, 0
+  for _, v in ipairs(vals) do s = s + v end
+  local mean, ss = s / n, 0
+  for _, v in ipairs(vals) do ss = ss + (v - mean) ^ 2 end
+  local den = math.max(0, n - correction)
+  return ss / den
+end
+
+T.test("var and std over axes, with keepdim and correction", function()
+  local all = {1.0, -2.0, 3.0, 0.0, 5.0, -6.0}
+  both(Tensor(M):var(), "float32", var_of(all, 1), 1e-6, "var")
+  both(Tensor(M):var{correction = 0}, "float32", var_of(all, 0), 1e-6, "var correction 0")
+  both(Tensor(M):var{0, 1}, "float32", var_of(all, 1), 1e-6, "var both axes")
+  both(Tensor(M):var(0), "float32", build({3}, function(j) return var_of({M[1][j + 1], M[2][j + 1]}, 1) end), 1e-6, "var 0")
+  both(Tensor(M):var(1, {keepdim = true}), "float32", build({2, 1}, function(i) return var_of(M[i + 1], 1) end), 1e-6, "var 1 keepdim")
+  both(Tensor(M):var{axis = 1, correction = 0.5}, "float32", build({2}, function(i) return var_of(M[i + 1], 0.5) end), 1e-6, "var axis option")
+  -- n - correction <= 0 divides by 0 (tinygrad's max(0, n - correction))
+  both(Tensor(M):var(0, {correction = 2}), "float32", {inf, inf, inf}, nil, "var correction = n")
+  both(Tensor{3.0}:var(), "float32", nan, nil, "var of one element")
+  -- ints and bools give float32, half stays half
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):var(), "float32", var_of(all, 1), 1e-6, "var int")
+  both(Tensor{true, false, true, false, false, true}:var(), "float32", 0.3, 1e-6, "var bool")
+  T.eq(tostring(Tensor({1.0, 2.0, 4.0}, "half"):var():dtype()), "float16")
+  both(Tensor(M):std(), "float32", math.sqrt(var_of(all, 1)), 1e-6, "std")
+  both(Tensor(M):std(1, {correction = 0}), "float32", build({2}, function(i) return math.sqrt(var_of(M[i + 1], 0)) end), 1e-6, "std 1")
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):std(0, {keepdim = true}), "float32",
+    build({1, 3}, function(_, j) return math.sqrt(var_of({M[1][j + 1], M[2][j + 1]}, 1)) end), 1e-6, "std int keepdim")
+end)
+
+-- index of the first maximum of a list (plain loop)
+local function first_max(l, less)
+  local best = 1
+  for i = 2, #l do if less(l[best], l[i]) then best = i end end
+  return best - 1
+end
+local function gt(a, b) return a < b end
+local function lt(a, b) return a > b end
+
+T.test("argmax and argmin: the first index on ties, int32, flattened without an axis", function()
+  local m = {{1, 0, 2}, {5, 4, 3}}
+  both(Tensor(m):argmax(), "int32", 3, nil, "argmax flat")
+  both(Tensor(m):argmax(0), "int32", {1, 1, 1}, nil, "argmax 0")
+  both(Tensor(m):argmax(1), "int32", {2, 0}, nil, "argmax 1")
+  both(Tensor(m):argmax(-1, {keepdim = true}), "int32", {{2}, {0}}, nil, "argmax keepdim")
+  both(Tensor(m):argmin(0), "int32", {0, 0, 0}, nil, "argmin 0")
+  both(Tensor(m):argmin{axis = 1, keepdim = true}, "int32", {{1}, {2}}, nil, "argmin axis option")
+  -- ties: the first one
+  local ties = {3, 7, 7, 1, 7, 1}
+  both(Tensor(ties):argmax(), "int32", first_max(ties, gt), nil, "argmax ties")
+  both(Tensor(ties):argmin(), "int32", first_max(ties, lt), nil, "argmin ties")
+  both(Tensor{3.0, -7.0, 7.5, -7.0, 7.5}:argmax(), "int32", 2, nil, "argmax float ties")
+  both(Tensor{3.0, -7.0, 7.5, -7.0, 7.5}:argmin(), "int32", 1, nil, "argmin float ties")
+  both(Tensor{false, true, true}:argmax(), "int32", 1, nil, "argmax bool")
+  both(Tensor{true, false, false}:argmin(), "int32", 1, nil, "argmin bool")
+  both(Tensor({0, 255, 3}, "uint8"):argmin(), "int32", 0, nil, "argmin uint8")
+  both(Tensor({0, 255, 3}, "uint8"):argmax(), "int32", 1, nil, "argmax uint8")
+  -- a 0-d tensor: index 0; keepdim does nothing without an axis (tinygrad)
+  both(Tensor(3.0):argmax(), "int32", 0, nil, "argmax 0-d")
+  both(Tensor(m):argmax{keepdim = true}, "int32", 3, nil, "argmax keepdim without axis")
+  -- a larger one against a plain loop
+  local rows = build({4, 9}, function(i, j) return ((i * 7 + j * 5) % 6) - 2 end)
+  both(Tensor(rows):argmax(1), "int32", build({4}, function(i) return first_max(rows[i + 1], gt) end), nil, "argmax rows")
+  both(Tensor(rows):argmin(1), "int32", build({4}, function(i) return first_max(rows[i + 1], lt) end), nil, "argmin rows")
+end)
+
+T.test("any and all: bool results, empty axes and empty tensors", function()
+  local b = {{true, false, true}, {false, false, true}}
+  both(Tensor(b):any(), "bool", true, nil, "any")
+  both(Tensor(b):all(), "bool", false, nil, "all")
+  both(Tensor(b):any(0), "bool", {true, false, true}, nil, "any 0")
+  both(Tensor(b):all(0), "bool", {false, false, true}, nil, "all 0")
+  both(Tensor(b):all(1, {keepdim = true}), "bool", {{false}, {false}}, nil, "all keepdim")
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):any(1), "bool", {true, true}, nil, "any int")
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):all(1), "bool", {true, false}, nil, "all int")
+  both(Tensor(M):all(0), "bool", {false, true, true}, nil, "all float")
+  both(Tensor{nan, 1.0}:all(), "bool", true, nil, "nan is true")
+  -- no axes: nothing reduced
+  both(Tensor(b):all({}), "bool", b, nil, "all over no axes")
+  both(Tensor(b):any({}), "bool", b, nil, "any over no axes")
+  -- empty reductions: any is false, all is true
+  both(Tensor.ones(2, 0):any(1), "bool", {false, false}, nil, "any empty axis")
+  both(Tensor.ones(2, 0):all(1), "bool", {true, true}, nil, "all empty axis")
+  T.eq(ref(Tensor.new({}, "float32"):any()), false)
+  T.eq(ref(Tensor.new({}, "float32"):all()), true)
+end)
+
+T.test("logsumexp: stable, int becomes float32, keepdim broadcasts as in tinygrad", function()
+  local function lse(l)
+    local m = -inf
+    for _, v in ipairs(l) do m = math.max(m, v) end
+    local s = 0
+    for _, v in ipairs(l) do s = s + math.exp(v - m) end
+    return math.log(s) + m
+  end
+  both(Tensor(M):logsumexp(), "float32", lse{1.0, -2.0, 3.0, 0.0, 5.0, -6.0}, 1e-6, "logsumexp")
+  both(Tensor(M):logsumexp(0), "float32", build({3}, function(j) return lse{M[1][j + 1], M[2][j + 1]} end), 1e-6, "logsumexp 0")
+  both(Tensor(M):logsumexp(1), "float32", {lse(M[1]), lse(M[2])}, 1e-6, "logsumexp 1")
+  both(Tensor{1000.0, 1000.0}:logsumexp(), "float32", 1000 + math.log(2), 1e-6, "logsumexp large")
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):logsumexp(1), "float32", {lse(M[1]), lse(M[2])}, 1e-6, "logsumexp int")
+  -- keepdim: the sum keeps (2, 1) but the max is squeezed to (2,), so they
+  -- broadcast to (2, 2) (tinygrad v0.12.0 does the same)
+  local k = Tensor(M):logsumexp(1, {keepdim = true})
+  both(k, "float32", build({2, 2}, function(i, j) return lse(M[i + 1]) - math.max(table.unpack(M[i + 1])) + math.max(table.unpack(M[j + 1])) end), 1e-6, "logsumexp keepdim")
+end)
+
+T.test("logcumsumexp along an axis, ints become float32", function()
+  local function lcse(l)
+    local r, s = {}, 0
+    for i, v in ipairs(l) do s = s + math.exp(v) r[i] = math.log(s) end
+    return r
+  end
+  both(Tensor(M):logcumsumexp(1), "float32", {lcse(M[1]), lcse(M[2])}, 1e-6, "logcumsumexp 1")
+  both(Tensor(M):logcumsumexp{axis = -1}, "float32", {lcse(M[1]), lcse(M[2])}, 1e-6, "logcumsumexp axis option")
+  local cols = {lcse{M[1][1], M[2][1]}, lcse{M[1][2], M[2][2]}, lcse{M[1][3], M[2][3]}}
+  both(Tensor(M):logcumsumexp(), "float32", build({2, 3}, function(i, j) return cols[j + 1][i + 1] end), 1e-6, "logcumsumexp 0")
+  both(Tensor({{1, -2, 3}, {0, 5, -6}}, "int32"):logcumsumexp(1), "float32", {lcse(M[1]), lcse(M[2])}, 1e-6, "logcumsumexp int")
+  both(Tensor{100.0, 100.0, -100.0}:logcumsumexp(), "float32", {100.0, 100 + math.log(2), 100 + math.log(2)}, 1e-6, "logcumsumexp large")
+  -- a 0-d tensor is itself
+  local s = Tensor(2.0)
+  T.eq(s:logcumsumexp(), s)
+  -- bools: the differences are bool arithmetic; captured from tinygrad v0.12.0
+  both(Tensor{{true, false, true}, {false, false, true}}:logcumsumexp(1), "float32",
+    {{2.5514445304870605, 2.5514445304870605, 2.861994743347168}, {1.55144464969635, 1.8619948625564575, 2.5514445304870605}},
+    1e-6, "logcumsumexp bool")
+end)
+
+-- ---- linspace, bitcast ----
+
+T.test("linspace: float32 by default, computed in float32 and cast", function()
+  both(Tensor.linspace(0, 10, 5), "float32", {0.0, 2.5, 5.0, 7.5, 10.0}, nil, "linspace")
+  both(Tensor.linspace(-1, 1, 5), "float32", {-1.0, -0.5, 0.0, 0.5, 1.0}, nil, "linspace -1..1")
+  both(Tensor.linspace(3, -3, 7), "float32", {3.0, 2.0, 1.0, 0.0, -1.0, -2.0, -3.0}, nil, "linspace down")
+  local want = {}
+  for i = 0, 7 do want[i + 1] = f32(0.5 + f32(i * f32(1.75 / 7))) end
+  both(Tensor.linspace(0.5, 2.25, 8), "float32", want, nil, "linspace floats")
+  -- int dtypes truncate the float32 values
+  both(Tensor.linspace(0, 10, 4, {dtype = "int32"}), "int32", {0, 3, 6, 10}, nil, "linspace int")
+  both(Tensor.linspace(-3, 10, 4, {dtype = "int32"}), "int32", {-3, 1, 5, 10}, nil, "linspace int negative")
+  both(Tensor.linspace(0, 255, 4, {dtype = "uint8"}), "uint8", {0, 85, 170, 255}, nil, "linspace uint8")
+  -- float64 is float32 values cast
+  local w64 = {}
+  for i = 0, 6 do w64[i + 1] = f32(i * f32(1 / 6)) end
+  both(Tensor.linspace(0, 1, 7, {dtype = "float64"}), "float64", w64, nil, "linspace float64")
+  both(Tensor.linspace(5, 10, 1), "float32", {5.0}, nil, "linspace one step")
+  both(Tensor.linspace(5, 10, 1, {dtype = "int32"}), "int32", {5}, nil, "linspace one int step")
+  local z = Tensor.linspace(5, 10, 0)
+  T.eq(#z, 0); T.eq(z:dtype(), d.float32)
+end)
+
+-- the bytes of a little-endian value, for expectations by string.pack
+local function bits(fmt_from, fmt_to, v)
+  local r = string.unpack(fmt_to, string.pack(fmt_from, v))
+  return r
+end
+-- the value of IEEE half bits (normal numbers and zeros)
+local function half_from_bits(h)
+  local sign = (h >> 15) == 1 and -1 or 1
+  local e, m = (h >> 10) & 0x1F, h & 0x3FF
+  if e == 0 and m == 0 then return sign * 0.0 end
+  return sign * (1 + m / 1024) * 2.0 ^ (e - 15)
+end
+local function unpack1(fmt, s)
+  local r = string.unpack(fmt, s)
+  return r
+end
+
+T.test("bitcast: same size is one BITCAST, other sizes split or join the last axis", function()
+  local fl = {1.0, -2.0, 0.5, -0.0, inf}
+  local want = {}
+  for i, v in ipairs(fl) do want[i] = bits("f", "i4", v) end
+  local t = Tensor(fl):bitcast(d.int32)
+  T.eq(t.uop:op(), "BITCAST")
+  both(t, "int32", want, nil, "float32 -> int32")
+  both(Tensor({1065353216, -1073741824}, "int32"):bitcast("float32"), "float32", {1.0, -2.0}, nil, "int32 -> float32")
+  both(Tensor({-1, 2, 3}, "int32"):bitcast("uint32"), "uint32", {4294967295, 2, 3}, nil, "int32 -> uint32")
+  -- 1.0 is exponent 15 (0x3C00), -2.0 the sign bit and exponent 16 (0xC000)
+  both(Tensor({1.0, -2.0}, "half"):bitcast("uint16"), "uint16", {0x3C00, 0xC000}, nil, "half -> uint16")
+  both(Tensor({4607182418800017408}, "uint64"):bitcast("float64"), "float64", {1.0}, nil, "uint64 -> float64")
+  both(Tensor(1.0):bitcast("int32"), "int32", bits("f", "i4", 1.0), nil, "0-d")
+  local same = Tensor{1, 2}
+  T.eq(same:bitcast("int32"), same)
+  -- narrower: each element becomes its little-endian pieces
+  local w8 = {}
+  for _, v in ipairs({0x01020304, -1}) do
+    local s = string.pack("<i4", v)
+    for k = 1, 4 do w8[#w8 + 1] = s:byte(k) end
+  end
+  both(Tensor({0x01020304, -1}, "int32"):bitcast("uint8"), "uint8", w8, nil, "int32 -> uint8")
+  local one = string.pack("<f", 1.0)
+  both(Tensor{1.0}:bitcast("half"), "float16", {half_from_bits(unpack1("<I2", one:sub(1, 2))),
+    half_from_bits(unpack1("<I2", one:sub(3, 4)))}, nil, "float32 -> half")
+  -- wider: pieces joined, the last axis shrinks
+  both(Tensor({1, 2, 3, 4, 255, 255, 255, 255}, "uint8"):bitcast("int32"), "int32",
+    {unpack1("<i4", "\1\2\3\4"), -1}, nil, "uint8 -> int32")
+  both(Tensor{1.0, 2.0}:bitcast("int64"), "int64", {unpack1("<i8", string.pack("<f", 1.0) .. string.pack("<f", 2.0))}, nil, "float32 -> int64")
+  both(Tensor{true, false}:bitcast("uint8"), "uint8", {1, 0}, nil, "bool -> uint8")
+  both(Tensor({{1, 0}, {0, 7}}, "int8"):bitcast("bool"), "bool", {{true, false}, {false, true}}, nil, "int8 -> bool")
+end)
+
+-- ---- integer pow, -0.0 ----
+
+T.test("integer pow with an integer exponent is exact (multiplications, wrapping)", function()
+  local t = Tensor({3, -2}, "int32") ^ 7
+  both(t, "int32", {2187, -128}, nil, "int ^ 7")
+  both(Tensor({3, -2, 0, 46341}, "int32") ^ 2, "int32", {9, 4, 0, (46341 * 46341 + (1 << 31)) % (1 << 32) - (1 << 31)}, nil, "int ^ 2 wraps")
+  both(Tensor({5, -5}, "int32") ^ 0, "int32", {1, 1}, nil, "int ^ 0")
+  both(Tensor({5, -5}, "int32") ^ 1, "int32", {5, -5}, nil, "int ^ 1")
+  both(Tensor({3, 200}, "uint8") ^ 3, "uint8", {27, (200 * 200 * 200) % 256}, nil, "uint8 ^ 3 wraps")
+  both(Tensor({-3, 7}, "int64") ^ 13, "int64", {-1594323, 96889010407}, nil, "int64 ^ 13")
+  both(Tensor{true, false} ^ 3, "int32", {1, 0}, nil, "bool ^ 3 is int32")
+  -- the kernel has no POW left: x^7 is (x*x*x) * (x*x*x) * x
+  local xv = uop.var("x", -5, 5):cast(d.int32)
+  local sym = uop.simplify(uop.new("POW", d.int32, {xv, uop.const(d.int32, 7)}), "symbolic_simple")
+  T.eq(#uop.find(sym, "POW"), 0)
+  T.eq(#uop.find(sym, "MUL"), 4)
+  for x = -5, 5 do T.eq(sym:eval{x = x}, x * x * x * x * x * x * x, "x = " .. x) end
+  -- floats keep tinygrad's folding too: x^2 is x*x, x^0.5 is sqrt
+  local xf32 = uop.var("x", 0, 4):cast(d.float32)
+  local x2 = uop.simplify(uop.new("POW", d.float32, {xf32, uop.const(d.float32, 2.0)}), "symbolic_simple")
+  T.eq(#uop.find(x2, "POW"), 0)
+  both(Tensor{1.5, -2.0} ^ 2, "float32", {2.25, 4.0}, nil, "float ^ 2")
+  both(Tensor{4.0, 2.25} ^ 0.5, "float32", {2.0, 1.5}, nil, "float ^ 0.5")
+  both(Tensor{4.0, 0.5} ^ -2, "float32", {0.0625, 4.0}, nil, "float ^ -2")
+  both(Tensor{4.0, 0.25} ^ 2.5, "float32", {32.0, 0.03125}, nil, "float ^ 2.5")
+  both(2.0 ^ Tensor{3.0, -1.0, 0.5}, "float32", {8.0, 0.5, math.sqrt(2)}, 1e-6, "2 ^ float")
+  -- negative or non-integer exponents of ints stay errors (tinygrad)
+  T.raises("pow: the base needs to be float", function() return Tensor({2}, "int32") ^ -1 end)
+end)
+
+T.test("-0.0 keeps its sign in data, constants and results", function()
+  local z = Tensor{-0.0}
+  local b = uop.buffer_values(z.uop)
+  T.ok(1 / b[1] == -inf, "the buffer holds -0.0")
+  both(1 / z, "float32", {-inf}, nil, "1 / -0.0")
+  both(z:reciprocal(), "float32", {-inf}, nil, "reciprocal")
+  both(1 / Tensor(-0.0), "float32", -inf, nil, "a -0.0 constant")
+  both(1 / Tensor.full({2}, -0.0), "float32", {-inf, -inf}, nil, "full of -0.0")
+  both(Tensor({-0.0, 0.0}, "float64"), "float64", {-0.0, 0.0}, nil, "float64 data")
+  -- 0 stays an integer zero for ints
+  both(Tensor({-0.0}, "int32"), "int32", {0}, nil, "int32 of -0.0")
+end)
+
+-- ---- errors ----
+
+T.test("wrong arguments: one line naming the function, at the caller's line", function()
+  local x = Tensor{1.0, -2.0}
+  local cases = {
+    {"gelu: takes at most 0 arguments, got 1", function() return x:gelu(1) end},
+    {"quick_gelu: takes at most 0 arguments", function() return x:quick_gelu("x") end},
+    {"swish: takes at most 0 arguments", function() return x:swish(2) end},
+    {"silu: takes at most 0 arguments", function() return x:silu(2) end},
+    {"relu6: takes at most 0 arguments", function() return x:relu6(1) end},
+    {"erf: takes at most 0 arguments", function() return x:erf(1) end},
+    {"elu: alpha must be a number, got string", function() return x:elu("a") end},
+    {"elu: unknown option 'alph'", function() return x:elu{alph = 1} end},
+    {"elu: takes at most 1 arguments, got 2", function() return x:elu(1, 2) end},
+    {"softplus: beta must be a number, got boolean", function() return x:softplus{beta = true} end},
+    {"softplus: beta must not be zero", function() return x:softplus(0) end},
+    {"hardtanh: min_val must be a number, got string", function() return x:hardtanh("lo") end},
+    {"hardtanh: unknown option 'min'", function() return x:hardtanh{min = 1} end},
+    {"hardtanh: max_val given twice", function() return x:hardtanh(-1, 1, {max_val = 2}) end},
+    {"isinf: detect_positive must be a boolean, got number", function() return x:isinf(1) end},
+    {"lerp: the end must be a Tensor, got number", function() return x:lerp(3, 0.5) end},
+    {"lerp: the weight must be a Tensor or a number, got string", function() return x:lerp(x, "w") end},
+    {"copysign: expected a Tensor, number or boolean, got string", function() return x:copysign("s") end},
+    {"logaddexp: expected a Tensor, number or boolean, got table", function() return x:logaddexp({}) end},
+    {"var: correction must be a number, got string", function() return x:var{correction = "1"} end},
+    {"var: keepdim must be a boolean, got number", function() return x:var(0, {keepdim = 1}) end},
+    {"var: axis must be an integer, a list of integers or nil, got string", function() return x:var("0") end},
+    {"std: unknown option 'ddof'", function() return x:std{ddof = 1} end},
+    {"argmax: axis must be an integer or nil, not a list", function() return x:argmax{0} end},
+    {"argmax: a 0-d tensor has no axis 0", function() return Tensor(1.0):argmax(0) end},
+    {"argmin: axis must be an integer, a list of integers or nil, got boolean", function() return x:argmin(true) end},
+    {"any: unknown option 'keepdims'", function() return x:any{keepdims = true} end},
+    {"all: axis must be an integer, a list of integers or nil, got string", function() return x:all("x") end},
+    {"logsumexp: axis must be an integer or nil, not a list", function() return x:logsumexp{0} end},
+    {"logcumsumexp: axis must be an integer, got string", function() return x:logcumsumexp("0") end},
+    {"linspace: start and stop must be numbers", function() return Tensor.linspace("0", 1, 3) end},
+    {"linspace: steps must be an integer, got 2.5", function() return Tensor.linspace(0, 1, 2.5) end},
+    {"linspace: number of steps must be non-negative", function() return Tensor.linspace(0, 1, -1) end},
+    {"linspace with bool dtype is not supported", function() return Tensor.linspace(0, 1, 3, {dtype = "bool"}) end},
+    {"linspace: unknown option 'device'", function() return Tensor.linspace(0, 1, 3, {device = "CPU"}) end},
+    {"bitcast: a dtype is needed", function() return x:bitcast() end},
+    {"bitcast: bad dtype 'nope': no such dtype", function() return x:bitcast("nope") end},
+    {"bitcast: unsupported size in bitcast (uint8 to int32, last axis 3)", function() return Tensor({1, 2, 3}, "uint8"):bitcast("int32") end},
+    {"bitcast: a 0-d tensor cannot change its item size (float32 to int16)", function() return Tensor(1.0):bitcast("int16") end},
+  }
+  for _, case in ipairs(cases) do
+    local msg = T.err(case[2])
+    T.contains(msg, case[1])
+    T.ok(not msg:find("\n"), "one line: " .. msg)
+    T.ok(not msg:find("uopdb/", 1, true), "no internal position: " .. msg)
+  end
+  -- the caller's own line, for a function of each new part
+  local line = debug.getinfo(1, "l").currentline
+  for i, fn in ipairs{
+    function() local r = x:elu("a"); return r end,           -- activation
+    function() local r = x:var("0"); return r end,           -- reduce
+    function() local r = x:logcumsumexp("0"); return r end,  -- window
+    function() local r = Tensor.linspace(0, 1, -1); return r end, -- create
+    function() local r = x:bitcast(); return r end,          -- dtype
+    function() local r = x:lerp(1, 1); return r end,         -- elementwise
+  } do
+    T.contains(T.err(fn), "test_tensor_api.lua:" .. (line + 1 + i) .. ":")
+  end
+end)
+
+-- ---- the graphs are tinygrad's ----
+
+-- op counts of each graph, captured from tinygrad v0.12.0 (t.uop.toposort()
+-- on Tensor.empty inputs, without BUFFER, UNIQUE, DEVICE, COPY and
+-- CONTIGUOUS; VCONST counted as CONST, since tinygrad writes a movement
+-- op's all-equal size vector as a vector CONST)
+local TINYGRAD_OPS = {
+  {"gelu", "ADD=4 CONST=10 EXP2=1 EXPAND=8 MUL=8 POW=1 RECIPROCAL=1 RESHAPE=9"},
+  {"gelu_int", "ADD=4 CAST=2 CONST=10 EXP2=1 EXPAND=8 MUL=8 POW=1 RECIPROCAL=1 RESHAPE=9"},
+  {"quick_gelu", "ADD=1 CONST=5 EXP2=1 EXPAND=3 MUL=3 RECIPROCAL=1 RESHAPE=4"},
+  {"swish", "ADD=1 CONST=4 EXP2=1 EXPAND=2 MUL=2 RECIPROCAL=1 RESHAPE=3"},
+  {"silu", "ADD=1 CONST=4 EXP2=1 EXPAND=2 MUL=2 RECIPROCAL=1 RESHAPE=3"},
+  {"relu6", "ADD=2 CAST=8 CMPLT=2 CONST=5 EXPAND=3 MUL=2 RESHAPE=4 WHERE=2"},
+  {"relu6_bool", "ADD=2 CAST=9 CMPLT=2 CONST=5 EXPAND=3 MUL=2 RESHAPE=4 WHERE=2"},
+  {"hardtanh", "CAST=8 CMPLT=2 CONST=4 EXPAND=2 RESHAPE=3 WHERE=2"},
+  {"hardtanh_args", "CAST=9 CMPLT=2 CONST=4 EXPAND=2 RESHAPE=3 WHERE=2"},
+  {"elu", "ADD=2 CAST=8 CMPLT=2 CONST=6 EXP2=1 EXPAND=4 MUL=4 RESHAPE=5 WHERE=2"},
+  {"elu_alpha", "ADD=2 CAST=8 CMPLT=2 CONST=7 EXP2=1 EXPAND=5 MUL=4 RESHAPE=6 WHERE=2"},
+  {"softplus", "ADD=4 CONST=8 EXP2=2 EXPAND=6 LOG2=1 MAX=1 MUL=6 RESHAPE=7"},
+  {"erf", "ADD=9 CAST=8 CMPLT=1 CMPNE=1 CONST=18 EXP2=1 EXPAND=16 MUL=16 RECIPROCAL=1 RESHAPE=17 WHERE=4"},
+  {"erf_int", "ADD=9 CAST=11 CMPLT=1 CMPNE=1 CONST=20 EXP2=1 EXPAND=18 MUL=16 RECIPROCAL=1 RESHAPE=19 WHERE=4"},
+  {"isnan", "CMPNE=1 CONST=1 RESHAPE=1"},
+  {"isinf", "ADD=1 CAST=14 CMPNE=4 CONST=5 EXPAND=3 MUL=2 RESHAPE=4"},
+  {"isinf_pos", "ADD=1 CAST=16 CMPNE=4 CONST=6 EXPAND=4 MUL=2 RESHAPE=5"},
+  {"isinf_int", "ADD=1 CAST=15 CMPNE=4 CONST=5 EXPAND=3 MUL=2 RESHAPE=4"},
+  {"lerp", "ADD=2 CONST=4 EXPAND=2 MUL=2 RESHAPE=4"},
+  {"lerp_t", "ADD=2 CAST=1 CONST=3 EXPAND=1 MUL=2 RESHAPE=4"},
+  {"lerp_u8", "ADD=4 CAST=34 CONST=7 EXPAND=5 IDIV=1 MUL=3 RESHAPE=5"},
+  {"copysign", "ADD=3 CAST=12 CMPLT=2 CMPNE=1 CONST=10 EXPAND=8 MUL=5 RESHAPE=9 WHERE=5"},
+  {"copysign_t", "ADD=3 CAST=13 CMPLT=2 CMPNE=1 CONST=11 EXPAND=9 MUL=5 RESHAPE=11 WHERE=5"},
+  {"logaddexp", "ADD=4 CONST=5 EXP2=2 EXPAND=3 LOG2=1 MAX=1 MUL=4 RESHAPE=5"},
+  {"logaddexp_s", "ADD=4 CAST=1 CONST=6 EXP2=2 EXPAND=4 LOG2=1 MAX=1 MUL=4 RESHAPE=5"},
+  {"var", "ADD=1 CONST=8 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=5"},
+  {"var_all", "ADD=1 CONST=5 EXPAND=2 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 VECTORIZE=1"},
+  {"var_kd", "ADD=1 CAST=3 CONST=6 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4"},
+  {"std", "ADD=1 CONST=5 EXPAND=2 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 SQRT=1 VECTORIZE=1"},
+  {"std_kd", "ADD=1 CONST=6 EXPAND=4 MUL=4 RECIPROCAL=2 REDUCE_AXIS=2 RESHAPE=4 SQRT=1"},
+  {"argmax", "ADD=2 CAST=5 CMPNE=2 CONST=20 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=14 SHRINK=2"},
+  {"argmax_all", "ADD=2 CAST=5 CMPNE=2 CONST=18 EXPAND=5 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=12 SHRINK=2 VECTORIZE=1"},
+  {"argmax_kd", "ADD=2 CAST=5 CMPNE=2 CONST=19 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=13 SHRINK=2"},
+  {"argmin", "ADD=2 CAST=5 CMPNE=2 CONST=19 EXPAND=6 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=13 SHRINK=2 VECTORIZE=1 XOR=1"},
+  {"argmin_b", "ADD=2 CAST=11 CMPNE=3 CONST=20 EXPAND=8 MUL=2 PAD=1 PERMUTE=1 REDUCE_AXIS=3 RESHAPE=14 SHRINK=2"},
+  {"any", "CAST=1 CONST=2 REDUCE_AXIS=1 RESHAPE=2"},
+  {"any_all", "CAST=1 CONST=1 REDUCE_AXIS=1 RESHAPE=2 VECTORIZE=1"},
+  {"all", "CAST=8 CMPNE=2 CONST=3 EXPAND=1 REDUCE_AXIS=1 RESHAPE=3 VECTORIZE=1"},
+  {"all_kd", "CAST=7 CMPNE=2 CONST=4 EXPAND=2 REDUCE_AXIS=1 RESHAPE=2"},
+  {"logsumexp", "ADD=2 CONST=7 EXP2=1 EXPAND=4 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=6"},
+  {"logsumexp_all", "ADD=2 CONST=5 EXP2=1 EXPAND=3 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=5 VECTORIZE=1"},
+  {"logsumexp_kd", "ADD=2 CAST=2 CONST=7 EXP2=1 EXPAND=4 LOG2=1 MUL=3 REDUCE_AXIS=2 RESHAPE=6"},
+  {"logcumsumexp", "ADD=6 CAST=10 CMPLT=1 CMPNE=1 CONST=43 EXP2=1 EXPAND=22 LOG2=1 MUL=3 PAD=4 PERMUTE=3 REDUCE_AXIS=4 RESHAPE=39 SHRINK=6 WHERE=3"},
+  {"logcumsumexp0", "ADD=6 CAST=12 CMPLT=1 CMPNE=1 CONST=41 EXP2=1 EXPAND=22 LOG2=1 MUL=3 PAD=4 PERMUTE=5 REDUCE_AXIS=4 RESHAPE=39 SHRINK=6 WHERE=3"},
+  {"linspace", "ADD=2 CAST=1 CONST=16 EXPAND=5 MUL=1 PAD=1 PERMUTE=1 REDUCE_AXIS=1 RESHAPE=10 SHRINK=2"},
+  {"linspace_int", "ADD=2 CAST=2 CONST=16 EXPAND=5 MUL=1 PAD=1 PERMUTE=1 REDUCE_AXIS=1 RESHAPE=10 SHRINK=2"},
+  {"linspace_1", ""},
+  {"bitcast", "BITCAST=1 CONST=1 RESHAPE=1"},
+  {"bitcast_narrow", "ADD=1 BITCAST=1 CAST=1 CONST=8 EXPAND=2 IDIV=2 PAD=2 RESHAPE=6"},
+  {"bitcast_u8", "ADD=3 BITCAST=1 CAST=1 CONST=12 EXPAND=4 IDIV=4 PAD=4 RESHAPE=10"},
+  {"bitcast_wide", "ADD=3 BITCAST=1 CAST=4 CONST=15 EXPAND=4 MUL=4 RESHAPE=7 SHRINK=4"},
+  {"bitcast_f64", "ADD=1 BITCAST=2 CAST=2 CONST=9 EXPAND=2 MUL=2 RESHAPE=5 SHRINK=2"},
+  {"ipow", "CONST=3 EXPAND=1 POW=1 RESHAPE=2"},
+  {"ipow2", "CONST=3 EXPAND=1 POW=1 RESHAPE=2"},
+}
+
+T.test("each function builds the ops tinygrad's Tensor builds", function()
+  local SKIP = {BUFFER = true, UNIQUE = true, DEVICE = true, COPY = true, CONTIGUOUS = true}
+  local names = {}
+  for k in pairs(uop.ops) do if type(k) == "string" and not SKIP[k] then names[#names + 1] = k end end
+  table.sort(names)
+  local function histogram(t)
+    local counts = {}
+    for _, n in ipairs(names) do
+      local c = #uop.find(t.uop, n)
+      if c > 0 then
+        local key = n == "VCONST" and "CONST" or n
+        counts[key] = (counts[key] or 0) + c
+      end
+    end
+    local keys = {}
+    for k in pairs(counts) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. counts[k] end
+    return table.concat(parts, " ")
+  end
+  local x = function() return Tensor.empty(2, 3) end
+  local i = function() return Tensor.empty(2, 3, {dtype = "int32"}) end
+  local b = function() return Tensor.empty(2, 3, {dtype = "bool"}) end
+  local u8 = function() return Tensor.empty(3, {dtype = "uint8"}) end
+  local build_case = {
+    gelu = function() return x():gelu() end, gelu_int = function() return i():gelu() end,
+    quick_gelu = function() return x():quick_gelu() end, swish = function() return x():swish() end,
+    silu = function() return x():silu() end, relu6 = function() return x():relu6() end,
+    relu6_bool = function() return b():relu6() end, hardtanh = function() return x():hardtanh() end,
+    hardtanh_args = function() return i():hardtanh(-0.5, 2) end, elu = function() return x():elu() end,
+    elu_alpha = function() return x():elu(0.5) end, softplus = function() return x():softplus(2.0) end,
+    erf = function() return x():erf() end, erf_int = function() return i():erf() end,
+    isnan = function() return x():isnan() end, isinf = function() return x():isinf() end,
+    isinf_pos = function() return x():isinf(true, false) end, isinf_int = function() return i():isinf() end,
+    lerp = function() return x():lerp(x(), 0.5) end, lerp_t = function() return i():lerp(x(), x()) end,
+    lerp_u8 = function() return u8():lerp(u8(), Tensor.empty(3)) end,
+    copysign = function() return x():copysign(-1.0) end, copysign_t = function() return i():copysign(x()) end,
+    logaddexp = function() return x():logaddexp(x()) end, logaddexp_s = function() return i():logaddexp(0.5) end,
+    var = function() return x():var(1) end, var_all = function() return x():var() end,
+    var_kd = function() return i():var(0, {keepdim = true, correction = 0}) end,
+    std = function() return x():std() end, std_kd = function() return x():std(1, {keepdim = true, correction = 2}) end,
+    argmax = function() return x():argmax(1) end, argmax_all = function() return x():argmax() end,
+    argmax_kd = function() return i():argmax(0, {keepdim = true}) end, argmin = function() return i():argmin() end,
+    argmin_b = function() return b():argmin(1) end, any = function() return x():any(0) end,
+    any_all = function() return i():any() end, all = function() return x():all() end,
+    all_kd = function() return b():all(1, {keepdim = true}) end, logsumexp = function() return x():logsumexp(1) end,
+    logsumexp_all = function() return x():logsumexp() end,
+    logsumexp_kd = function() return i():logsumexp(0, {keepdim = true}) end,
+    logcumsumexp = function() return x():logcumsumexp(1) end, logcumsumexp0 = function() return i():logcumsumexp() end,
+    linspace = function() return Tensor.linspace(0, 1, 5) end,
+    linspace_int = function() return Tensor.linspace(-3, 10, 4, {dtype = "int32"}) end,
+    linspace_1 = function() return Tensor.linspace(2, 3, 1) end,
+    bitcast = function() return x():bitcast(d.int32) end, bitcast_narrow = function() return x():bitcast(d.uint16) end,
+    bitcast_u8 = function() return i():bitcast(d.uint8) end,
+    bitcast_wide = function() return Tensor.empty(2, 4, {dtype = "uint8"}):bitcast(d.int32) end,
+    bitcast_f64 = function() return Tensor.empty(2, 2):bitcast(d.float64) end,
+    ipow = function() return i() ^ 7 end, ipow2 = function() return i() ^ 2 end,
+  }
+  for _, case in ipairs(TINYGRAD_OPS) do
+    local f = build_case[case[1]]
+    T.ok(f, "a case for " .. case[1])
+    T.eq(histogram(f()), case[2], case[1])
+  end
+end)

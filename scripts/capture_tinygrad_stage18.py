@@ -18,7 +18,9 @@ from tinygrad import Tensor, dtypes
 from tinygrad.dtype import PtrDType
 from tinygrad.renderer.llvmir import LLVMRenderer
 from tinygrad.codegen import get_program
-from tinygrad.uop.ops import Ops
+from tinygrad.uop.ops import Ops, graph_rewrite
+from tinygrad.codegen import pm_mops, pm_syntactic_sugar
+from tinygrad.codegen.simplify import pm_load_collapse
 
 NAMES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "uint": "uint32",
          "long": "int64", "ulong": "uint64", "char": "int8", "uchar": "uint8", "short": "int16",
@@ -46,5 +48,18 @@ def capture(out_path: str) -> None:
       f.write("\t".join([u.op.name, dtype_name(u.dtype), arg_text(u), " ".join(str(pos[s]) for s in u.src)]) + "\n")
   print(f"{out_path}: {len(prg.uops)} instructions")
 
+def capture_load_collapse(before_path: str, after_path: str) -> None:
+  x = Tensor.empty(8, dtype=dtypes.float32)
+  idx = Tensor.empty(4, dtype=dtypes.int32)
+  y = (Tensor.arange(8).reshape(1, 8) == idx.reshape(4, 1)).where(x.reshape(1, 8), 0).sum(1)
+  ast = [s.ast for s in y.schedule() if s.ast.op is Ops.SINK][-1]
+  after = graph_rewrite(graph_rewrite(ast, pm_mops+pm_syntactic_sugar, bottom_up=True), pm_load_collapse)
+  for path, u in ((before_path, ast), (after_path, after)):
+    with open(path, "w") as f: f.write(str(u) + "\n")
+    print(path)
+
 if __name__ == "__main__":
-  capture(os.path.join(os.path.dirname(__file__), "..", "tests", "golden", "tinygrad_exp_sigmoid_linear.txt"))
+  golden = os.path.join(os.path.dirname(__file__), "..", "tests", "golden")
+  capture(os.path.join(golden, "tinygrad_exp_sigmoid_linear.txt"))
+  capture_load_collapse(os.path.join(golden, "tinygrad_load_collapse_before.txt"),
+                        os.path.join(golden, "tinygrad_load_collapse_after.txt"))

@@ -10,6 +10,9 @@
 
 #define ONE(t) static const RuleTable *const t##_list[] = {&t}
 ONE(pm_mops_rules);
+ONE(reduce_collapse_rules);
+ONE(reduce_load_collapse_rules);
+ONE(pm_load_collapse_rules);
 ONE(pm_syntactic_sugar_rules);
 ONE(pm_flatten_range_rules);
 ONE(pm_split_ranges_rules);
@@ -44,6 +47,13 @@ ONE(pm_linearize_cleanups_rules);
 static const RuleSetDef STAGE_SETS[] = {
     SET(pm_mops, NULL, "movement ops left on an INDEX become index arithmetic"),
     SET(pm_syntactic_sugar, NULL, "an INDEX of a pointer INDEX concatenates them"),
+    SET(reduce_collapse, NULL, "a sum over a range moved out of comparisons, counted, split over ADD (pm_reduce_collapse's own rules)"),
+    {"pm_reduce_collapse", "pm_reduce_unparented + reduce_collapse + symbolic", NULL, 0,
+     "pm_reduce_unparented + reduce_collapse + symbolic: a REDUCE whose loop the algebra removes"},
+    SET(reduce_load_collapse, NULL, "a sum over r of (idx != r).where(0, e) becomes e at r = idx"),
+    {"pm_reduce_load_collapse", "pm_reduce_collapse + reduce_load_collapse", NULL, 0,
+     "pm_reduce_collapse + reduce_load_collapse, run on one REDUCE by pm_load_collapse"},
+    SET(pm_load_collapse, NULL, "a REDUCE(ADD) over a range that selects one element becomes that element (indexing)"),
     SET(pm_flatten_range, NULL, "the range lists of REDUCE/STORE/END flattened and ordered"),
     SET(pm_split_ranges, NULL, "a RANGE used as r%c splits into outer*c + inner"),
     SET(pm_simplify_ranges, NULL, "adjacent ranges merge when that adds no div/mod"),

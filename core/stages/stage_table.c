@@ -25,11 +25,9 @@ static const Stage STAGES[STAGE_COUNT] = {
     {1, "early movement ops", "rangeify", RW_UP("pm_mops + pm_syntactic_sugar", "early movement ops"),
      .purpose = "push movement ops left on INDEX into the index expressions; concatenate nested INDEX",
      .status = STAGE_WRITTEN},
-    {2, "load collapse", "rangeify", PASS,
+    {2, "load collapse", "rangeify", RW("pm_load_collapse", "load collapse"),
      .purpose = "replace a REDUCE whose value does not need the loop by arithmetic (pm_load_collapse)",
-     .status = STAGE_NOT_WRITTEN,
-     .note = "v0.12.0's pm_load_collapse (a sum over r of (idx != r).where(0, x) becomes x at r = idx, by "
-             "pm_reduce_collapse's algebra) is an optimisation: the REDUCE stays a loop, which is correct"},
+     .status = STAGE_WRITTEN},
     {3, "split ranges", "rangeify", RW("pm_split_ranges + pm_flatten_range", "split ranges"),
      .ctx = &split_ranges_context, .purpose = "split a RANGE used as r%c into outer*c + inner",
      .status = STAGE_WRITTEN},

@@ -64,3 +64,66 @@ T.test("a plain sum keeps its loop in stage 2", function()
   T.eq(count(k:root(), "REDUCE"), 1)
   T.eq(x:sum():item(), 10.0)
 end)
+
+-- ---- the reduce_collapse algebra, on sums over r in [0, 10) of int32 3 or 0 ----
+
+local HEAD = [[
+%0 = CONST index arg=10
+%1 = RANGE index (%0) arg=(0, REDUCE)
+%2 = DEFINE_VAR index arg=("lo", -5, 15)
+%3 = DEFINE_VAR index arg=("hi", -5, 15)
+%4 = CONST int32 arg=3
+%5 = CONST int32 arg=0
+%6 = CONST bool arg=true
+%7 = CONST index arg=2
+%8 = CONST index arg=3
+]]
+
+-- the sum over r of the value built by `body` (listing lines from %10 on, the value at `last`)
+local function parse_sum(body, last)
+  return uop.parse(HEAD .. body .. "%99 = REDUCE int32 (" .. last .. ", %1) arg=Ops.ADD\n")
+end
+
+-- sum over r in [0, 10) of 3 where pred(r, lo, hi), in plain Lua
+local function brute(pred, lo, hi)
+  local s = 0
+  for r = 0, 9 do if pred(r, lo, hi) then s = s + 3 end end
+  return s
+end
+
+local CASES = {
+  {"bound_below", "%10 = CMPLT bool (%1, %2)\n%11 = WHERE int32 (%10, %5, %4)\n", "%11",
+   function(r, lo) return not (r < lo) end},
+  {"bound_above", "%10 = CMPLT bool (%1, %3)\n%11 = WHERE int32 (%10, %4, %5)\n", "%11",
+   function(r, _, hi) return r < hi end},
+  {"bound_both", "%10 = CMPLT bool (%1, %2)\n%11 = CMPNE bool (%10, %6)\n%12 = CMPLT bool (%1, %3)\n" ..
+     "%13 = AND bool (%11, %12)\n%14 = WHERE int32 (%13, %4, %5)\n", "%14",
+   function(r, lo, hi) return r >= lo and r < hi end},
+  {"lift_add_lt", "%10 = ADD index (%1, %7)\n%11 = CMPLT bool (%10, %3)\n%12 = WHERE int32 (%11, %4, %5)\n", "%12",
+   function(r, _, hi) return r + 2 < hi end},
+  {"lift_mul_lt", "%10 = MUL index (%1, %8)\n%11 = CMPLT bool (%10, %3)\n%12 = WHERE int32 (%11, %4, %5)\n", "%12",
+   function(r, _, hi) return r * 3 < hi end},
+  {"mul_cast_bool", "%10 = CMPLT bool (%1, %3)\n%11 = CAST int32 (%10)\n%12 = MUL int32 (%4, %11)\n", "%12",
+   function(r, _, hi) return r < hi end},
+  {"reduce_of_add", "%10 = CMPLT bool (%1, %2)\n%11 = WHERE int32 (%10, %5, %4)\n%12 = CMPLT bool (%1, %3)\n" ..
+     "%13 = WHERE int32 (%12, %4, %5)\n%14 = ADD int32 (%11, %13)\n", "%14", nil},
+}
+
+T.test("pm_reduce_collapse turns sums over a range into counts, each rule by its name, for every bound", function()
+  for _, case in ipairs(CASES) do
+    local name, body, last, pred = case[1], case[2], case[3], case[4]
+    local red = parse_sum(body, last)
+    local out, trace = uop.rewrite(red, "pm_reduce_collapse")
+    local fired = {}
+    for _, rw in ipairs(trace.rewrites) do fired[rw.rule] = true end
+    T.ok(fired[name], name .. " fires")
+    for _, u in ipairs(out:toposort()) do T.ok(u:op() ~= "REDUCE" and u:op() ~= "RANGE", name .. ": no loop left") end
+    for lo = -5, 15, 2 do
+      for hi = -5, 15 do
+        local want = pred and brute(pred, lo, hi)
+          or brute(function(r) return not (r < lo) end, lo, hi) + brute(function(r) return r < hi end, lo, hi)
+        T.eq(out:eval{lo = lo, hi = hi}, want, string.format("%s at lo=%d hi=%d", name, lo, hi))
+      end
+    end
+  end
+end)

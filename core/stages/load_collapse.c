@@ -234,6 +234,17 @@ static const UOp *reduce_load_collapse(const Match *m, void *ud) {
         if (uop_op(t[i]) == OP_STORE || uop_op(t[i]) == OP_REDUCE) { ok = false; break; }
         ok = u64map_put(&dep, t[i]->id, t[i]);
     }
+    /* Every rule that removes r needs a select on something of r (a WHERE,
+     * or a bool cast that mul_cast_bool makes one), unless the value does
+     * not use r at all; without one the attempt would only fill the context
+     * with nodes (and shift the ids of every later node), so it stops here.
+     * (symbolic alone can cancel r, as in r - r; stage 8's
+     * pm_reduce_unparented then drops that loop.) */
+    bool hopeful = !u64map_get(&dep, u->id);
+    for (size_t i = 0; i < n && ok && !hopeful; i++)
+        hopeful = u64map_get(&dep, t[i]->id) &&
+                  (uop_op(t[i]) == OP_WHERE || (uop_op(t[i]) == OP_CAST && dt_is_bool(t[i]->src[0]->dtype)));
+    ok = ok && hopeful;
     /* what they read from outside becomes a variable */
     for (size_t i = 0; i < n && ok; i++) {
         if (!u64map_get(&dep, t[i]->id)) continue;

@@ -138,9 +138,12 @@ const char *stage_kind_name(StageKind k) {
     return "?";
 }
 
-const char *stage_runs(const Stage *st, char *buf, size_t len) {
+const char *stage_runs(const Stage *st, char *buf, size_t len) { return stage_runs_for(st, false, buf, len); }
+
+const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *buf, size_t len) {
+    const char *rules = native_transcendentals && st->rules_native ? st->rules_native : st->rules;
     switch (st->kind) {
-    case STAGE_REWRITE: snprintf(buf, len, "%s%s", st->rules, st->bottom_up ? " (bottom-up)" : ""); break;
+    case STAGE_REWRITE: snprintf(buf, len, "%s%s", rules, st->bottom_up ? " (bottom-up)" : ""); break;
     case STAGE_LINE_REWRITE: snprintf(buf, len, "line rewrite %s", st->rules); break;
     case STAGE_HOOK: snprintf(buf, len, "hook %s", st->hook_name); break;
     case STAGE_PASS: snprintf(buf, len, "nothing"); break;

@@ -110,6 +110,8 @@ const char *stage_kind_name(StageKind k);     /* "rewrite", "line rewrite", "hoo
 /* what the row runs, as one line: "sym + pm_flatten_range", "hook apply_opts",
  * "line rewrite pm_linearize_cleanups", "nothing" */
 const char *stage_runs(const Stage *st, char *buf, size_t len);
+/* the same for a pipeline with StageCtx.native_transcendentals as given */
+const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *buf, size_t len);
 
 /* Runs stage n's row on root.  Returns the new root, or NULL with a message
  * in sc->err naming the stage and what went wrong. */

@@ -119,6 +119,8 @@ T.test("stage 18 decomposes EXP2 (xexp2) and the trace names the rule; native ke
   local n = uop.compile(x:exp2(), {select = false, transcendentals = "native"}):kernel(1)
   n:seek(22)
   T.contains(n:listing(), "EXP2")
+  T.eq(n:stages()[18].runs, "pm_decomp_native")
+  T.eq(k:stages()[18].runs, "pm_decomp")
   T.eq(#n:root():src() < 20, true, "native program is short")
   T.raises("transcendentals must be \"native\" or \"decomposed\"", function() uop.compile(x, {transcendentals = "fast"}) end)
 end)

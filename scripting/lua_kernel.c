@@ -349,7 +349,7 @@ static int k_stages(lua_State *L) {
         lua_pushstring(L, stage_status_name(st->status));
         lua_setfield(L, -2, "status");
         char runs[256];
-        lua_pushstring(L, stage_runs(st, runs, sizeof runs));
+        lua_pushstring(L, stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs));
         lua_setfield(L, -2, "runs");
         if (r) {
             lua_pushinteger(L, (lua_Integer)r->nodes_before);
@@ -426,7 +426,8 @@ static int k_rules(lua_State *L) {
     const Stage *st = stage_get(n);
     char runs[256];
     sb_printf(&sb, "stage %d (%s) runs %s: %zu rewrite%s by %d rule%s\n", n, st->name,
-              stage_runs(st, runs, sizeof runs), t->nrewrites, t->nrewrites == 1 ? "" : "s", nnames,
+              stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs), t->nrewrites,
+              t->nrewrites == 1 ? "" : "s", nnames,
               nnames == 1 ? "" : "s");
     for (int i = 1; i <= nnames; i++) {
         lua_rawgeti(L, order, i);

@@ -180,8 +180,21 @@ static int l_compile(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
     if (is_ast)
-        check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "buffers", "seed", "select", NULL});
-    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "select", NULL});
+        check_option_keys(L, 2, "uop.compile",
+                          (const char *[]){"kernel_opts", "rules", "buffers", "seed", "select", "transcendentals", NULL});
+    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "select", "transcendentals", NULL});
+    /* transcendentals = "native": stages 18-19 keep EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics;
+     * "decomposed" (the default) decomposes them as tinygrad's CPU LLVM renderer needs */
+    PipelineOptions popts = {0};
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_getfield(L, 2, "transcendentals");
+        const char *tr = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!lua_isnil(L, -1) && (!tr || (strcmp(tr, "native") && strcmp(tr, "decomposed"))))
+            return luaL_error(L, "uop.compile: transcendentals must be \"native\" or \"decomposed\", got %s",
+                              luaL_tolstring(L, -1, NULL));
+        popts.native_transcendentals = tr && !strcmp(tr, "native");
+        lua_pop(L, 1);
+    }
     /* select = false: the program's first kernel does not become the current one */
     bool select = true;
     if (lua_type(L, 2) == LUA_TTABLE) {
@@ -207,6 +220,7 @@ static int l_compile(lua_State *L) {
     for (int i = 0; i < s->nkernels; i++) {
         p->kps[i] = pipeline_new(c, s->kernels[i].name, s->kernels[i].ast);
         if (!p->kps[i]) return luaL_error(L, "out of memory");
+        pipeline_set_options(p->kps[i], &popts);
     }
     if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
         if (!lua_istable(L, -1))

@@ -19,6 +19,7 @@ struct KernelPipeline {
     size_t ast_nodes;      /* nodes of point 0, counted on first use */
     KernelOpt opts[PIPELINE_MAX_OPTS];
     int nopts;
+    PipelineOptions options;
     int pos;
     long rpos;             /* the rewrite inside stage pos, -1 for the whole stage */
     StageResult res[STAGE_COUNT + 1]; /* res[n] for stage n; res[0] unused */
@@ -86,6 +87,20 @@ void pipeline_set_opts(KernelPipeline *kp, const KernelOpt *opts, int n) {
     forget_from(kp, 7);
 }
 
+void pipeline_set_options(KernelPipeline *kp, const PipelineOptions *o) {
+    if (kp->options.native_transcendentals == o->native_transcendentals) return;
+    kp->options = *o;
+    forget_from(kp, 18);
+}
+
+PipelineOptions pipeline_options(const KernelPipeline *kp) { return kp->options; }
+
+/* the context a stage of this pipeline runs in */
+static StageCtx stage_ctx(const KernelPipeline *kp, char *msg, size_t msglen) {
+    return (StageCtx){.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = msglen,
+                      .native_transcendentals = kp->options.native_transcendentals};
+}
+
 int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts) {
     *opts = kp->opts;
     return kp->nopts;
@@ -111,8 +126,8 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     const UOp *in = point_root(kp, n - 1);
     char msg[1024] = "";
     trace_clear(&r->trace);
-    StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .trace = &r->trace, .err = msg,
-                   .errlen = sizeof msg};
+    StageCtx sc = stage_ctx(kp, msg, sizeof msg);
+    sc.trace = &r->trace;
     const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
     inserted_sets(kp, n, &sc, sides);
     double t0 = now_ms();
@@ -259,7 +274,8 @@ const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err
     if (r == 0) return point_root(kp, n - 1);
     if (r >= kp->res[n].rewrites) return kp->res[n].root;
     char msg[1024] = "";
-    StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = sizeof msg, .stop_after = r};
+    StageCtx sc = stage_ctx(kp, msg, sizeof msg);
+    sc.stop_after = r;
     const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
     inserted_sets(kp, n, &sc, sides);
     const UOp *out = stage_run(&sc, n, point_root(kp, n - 1));
@@ -269,7 +285,7 @@ const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err
 
 const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen) {
     char msg[1024] = "";
-    StageCtx sc = {.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = sizeof msg};
+    StageCtx sc = stage_ctx(kp, msg, sizeof msg);
     const UOp *out = stage_run(&sc, n, root);
     if (!out) snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
     return out;

@@ -32,6 +32,17 @@ UCtx *pipeline_ctx(const KernelPipeline *kp);
 void pipeline_set_opts(KernelPipeline *kp, const KernelOpt *opts, int n);
 int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts);
 
+/* Options of the whole pipeline that are not opts of stage 7. */
+typedef struct PipelineOptions {
+    /* stages 18-19 decompose for uopdb's own LLVM renderer, which draws
+     * EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics, instead of for tinygrad's
+     * CPU LLVM renderer (uop.compile's {transcendentals = "native"}) */
+    bool native_transcendentals;
+} PipelineOptions;
+/* Sets them; forgets stages 18.. and the compiled kernel when they change. */
+void pipeline_set_options(KernelPipeline *kp, const PipelineOptions *o);
+PipelineOptions pipeline_options(const KernelPipeline *kp);
+
 /* The current point, 0..22. */
 int pipeline_position(const KernelPipeline *kp);
 /* Runs the stages up to n as needed and makes n the current point.  False

@@ -10,6 +10,9 @@
 
 #define ONE(t) static const RuleTable *const t##_list[] = {&t}
 ONE(pm_mops_rules);
+ONE(reduce_collapse_rules);
+ONE(reduce_load_collapse_rules);
+ONE(pm_load_collapse_rules);
 ONE(pm_syntactic_sugar_rules);
 ONE(pm_flatten_range_rules);
 ONE(pm_split_ranges_rules);
@@ -30,7 +33,10 @@ ONE(load_store_folding_rules);
 ONE(correct_load_store_rules);
 ONE(load_store_indexing_rules);
 ONE(pm_lower_index_dtype_rules);
-ONE(get_late_rewrite_patterns_rules);
+static const RuleTable *const get_late_rewrite_patterns_rules_list[] = {
+    &transcendental_rules, &threefry_rules, &max_sqrt_rules, &get_late_rewrite_patterns_rules};
+static const RuleTable *const get_late_rewrite_patterns_native_rules_list[] = {
+    &threefry_rules, &get_late_rewrite_patterns_native_rules};
 ONE(pm_render_rules);
 ONE(extra_matcher_rules);
 ONE(pm_split_ends_rules);
@@ -41,6 +47,13 @@ ONE(pm_linearize_cleanups_rules);
 static const RuleSetDef STAGE_SETS[] = {
     SET(pm_mops, NULL, "movement ops left on an INDEX become index arithmetic"),
     SET(pm_syntactic_sugar, NULL, "an INDEX of a pointer INDEX concatenates them"),
+    SET(reduce_collapse, NULL, "a sum over a range moved out of comparisons, counted, split over ADD (pm_reduce_collapse's own rules)"),
+    {"pm_reduce_collapse", "pm_reduce_unparented + reduce_collapse + symbolic", NULL, 0,
+     "pm_reduce_unparented + reduce_collapse + symbolic: a REDUCE whose loop the algebra removes"},
+    SET(reduce_load_collapse, NULL, "a sum over r of (idx != r).where(0, e) becomes e at r = idx"),
+    {"pm_reduce_load_collapse", "pm_reduce_collapse + reduce_load_collapse", NULL, 0,
+     "pm_reduce_collapse + reduce_load_collapse, run on one REDUCE by pm_load_collapse"},
+    SET(pm_load_collapse, NULL, "a REDUCE(ADD) over a range that selects one element becomes that element (indexing)"),
     SET(pm_flatten_range, NULL, "the range lists of REDUCE/STORE/END flattened and ordered"),
     SET(pm_split_ranges, NULL, "a RANGE used as r%c splits into outer*c + inner"),
     SET(pm_simplify_ranges, NULL, "adjacent ranges merge when that adds no div/mod"),
@@ -60,7 +73,10 @@ static const RuleSetDef STAGE_SETS[] = {
     SET(correct_load_store, NULL, "vector loads/stores split to the widths the target has"),
     SET(load_store_indexing, NULL, "a true gate dropped from an INDEX"),
     SET(pm_lower_index_dtype, NULL, "index becomes int32 where bounds allow, int64 otherwise (seeds/000)"),
-    SET(get_late_rewrite_patterns, NULL, "ops the LLVM renderer lacks rewritten into ops it has"),
+    SET(get_late_rewrite_patterns, NULL,
+        "ops tinygrad's CPU LLVM renderer lacks (it has FDIV, CMPLT): EXP2/LOG2/SIN approximated, THREEFRY, MAX, SQRT"),
+    SET(get_late_rewrite_patterns_native, NULL,
+        "ops uopdb's LLVM renderer lacks (THREEFRY) and its late rewrites: shifts, MULACC, NEG, SUB, CMPEQ"),
     SET(pm_render, NULL, "vector constants and GEPs explicit; masked loads get an alt value"),
     SET(extra_matcher, NULL, "the renderer's extra patterns: bfloat16 math in float32"),
     SET(pm_split_ends, NULL, "an END of several ranges becomes nested single-range ENDs"),
@@ -68,6 +84,8 @@ static const RuleSetDef STAGE_SETS[] = {
     SET(pm_linearize_cleanups, NULL, "a gated STORE becomes IF / STORE / ENDIF (line rewrite)"),
     {"pm_decomp", "symbolic_simple + get_late_rewrite_patterns", NULL, 0,
      "symbolic_simple + get_late_rewrite_patterns, as stage 18 runs it and stage 19 starts with"},
+    {"pm_decomp_native", "symbolic_simple + get_late_rewrite_patterns_native", NULL, 0,
+     "pm_decomp for uopdb's renderer's op set: EXP2/LOG2/SIN/SQRT/MAX stay LLVM intrinsics ({transcendentals = \"native\"})"},
 };
 
 static void register_sets(void) {

@@ -25,9 +25,9 @@ static const Stage STAGES[STAGE_COUNT] = {
     {1, "early movement ops", "rangeify", RW_UP("pm_mops + pm_syntactic_sugar", "early movement ops"),
      .purpose = "push movement ops left on INDEX into the index expressions; concatenate nested INDEX",
      .status = STAGE_WRITTEN},
-    {2, "load collapse", "rangeify", PASS,
+    {2, "load collapse", "rangeify", RW("pm_load_collapse", "load collapse"),
      .purpose = "replace a REDUCE whose value does not need the loop by arithmetic (pm_load_collapse)",
-     .status = STAGE_NOT_WRITTEN, .note = "an optimisation: the REDUCE stays a loop, which is correct"},
+     .status = STAGE_WRITTEN},
     {3, "split ranges", "rangeify", RW("pm_split_ranges + pm_flatten_range", "split ranges"),
      .ctx = &split_ranges_context, .purpose = "split a RANGE used as r%c into outer*c + inner",
      .status = STAGE_WRITTEN},
@@ -76,11 +76,16 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "simplify the concrete integer arithmetic", .status = STAGE_WRITTEN},
     {17, "pre-matcher", "linearizer", PASS, .purpose = "backend patterns before decompositions (renderer.pre_matcher)",
      .status = STAGE_NOT_APPLICABLE, .note = "the LLVM renderer has no pre-matcher"},
-    {18, "decompositions", "linearizer", RW("pm_decomp", "decompositions"),
+    /* the op set is tinygrad's CPU LLVM renderer's (FDIV, CMPLT); uop.compile's
+     * {transcendentals = "native"} runs pm_decomp_native instead, for uopdb's
+     * renderer, which draws EXP2/LOG2/SIN/SQRT/MAX and the shifts itself */
+    {18, "decompositions", "linearizer", RW("pm_decomp", "decompositions"), .rules_native = "pm_decomp_native",
      .purpose = "rewrite ops the target lacks into ops it has (symbolic_simple + get_late_rewrite_patterns)",
-     .status = STAGE_PARTIAL,
-     .note = "THREEFRY and the transcendental approximations are not written (LLVM has EXP2/LOG2/SIN); no fast_idiv"},
+     .status = STAGE_WRITTEN,
+     .note = "EXP2/LOG2/SIN approximated, SQRT as pow, MAX as WHERE, THREEFRY as 32-bit ops, for tinygrad's CPU "
+             "LLVM op set (FDIV, CMPLT); {transcendentals=\"native\"}: pm_decomp_native keeps LLVM intrinsics"},
     {19, "final rewrite", "linearizer", RW("pm_decomp + pm_render + extra_matcher + pm_split_ends", "final rewrite"),
+     .rules_native = "pm_decomp_native + pm_render + extra_matcher + pm_split_ends",
      .purpose = "vector constants explicit, GEPs resolved, multi-range ENDs split", .status = STAGE_WRITTEN},
     {20, "add control flow", "linearizer", RW_UP("pm_add_control_flow", "add control flow"),
      .ctx = &control_flow_context, .purpose = "order sibling loops: a RANGE waits for the END of the loop before it",
@@ -133,9 +138,12 @@ const char *stage_kind_name(StageKind k) {
     return "?";
 }
 
-const char *stage_runs(const Stage *st, char *buf, size_t len) {
+const char *stage_runs(const Stage *st, char *buf, size_t len) { return stage_runs_for(st, false, buf, len); }
+
+const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *buf, size_t len) {
+    const char *rules = native_transcendentals && st->rules_native ? st->rules_native : st->rules;
     switch (st->kind) {
-    case STAGE_REWRITE: snprintf(buf, len, "%s%s", st->rules, st->bottom_up ? " (bottom-up)" : ""); break;
+    case STAGE_REWRITE: snprintf(buf, len, "%s%s", rules, st->bottom_up ? " (bottom-up)" : ""); break;
     case STAGE_LINE_REWRITE: snprintf(buf, len, "line rewrite %s", st->rules); break;
     case STAGE_HOOK: snprintf(buf, len, "hook %s", st->hook_name); break;
     case STAGE_PASS: snprintf(buf, len, "nothing"); break;
@@ -213,7 +221,8 @@ static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
     if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
         char why[300];
         stages_register_rulesets();
-        if (!(rs = ruleset_get(st->rules, why, sizeof why))) return stage_fail(sc, "%s", why);
+        const char *rules = sc->native_transcendentals && st->rules_native ? st->rules_native : st->rules;
+        if (!(rs = ruleset_get(rules, why, sizeof why))) return stage_fail(sc, "%s", why);
     }
     if (st->kind == STAGE_REWRITE && sc->nbefore + sc->nafter > 0) {
         RuleSet *all = with_inserted(sc, rs);

@@ -44,6 +44,13 @@ typedef struct StageCtx {
     const RuleSet *const *before, *const *after;
     int nbefore, nafter;
     size_t stop_after;       /* 0: run the stage to its end; else stop after this many rewrites */
+    /* the renderer's op set that stages 18-19 decompose for: false is
+     * tinygrad v0.12.0's CPU LLVM renderer (FDIV and CMPLT: EXP2, LOG2,
+     * SIN, SQRT and MAX are decomposed), true uopdb's own LLVM renderer,
+     * which draws them as LLVM intrinsics (uop.compile's
+     * {transcendentals = "native"}); a row's rules_native says what it
+     * runs then */
+    bool native_transcendentals;
 } StageCtx;
 
 /* A hook: a stage that is an algorithm rather than rule sets (opts,
@@ -93,6 +100,7 @@ typedef struct Stage {
     const char *purpose;        /* one line */
     StageStatus status;
     const char *note;           /* NULL or why not applicable / what is missing */
+    const char *rules_native;   /* NULL, or what runs instead with StageCtx.native_transcendentals */
 } Stage;
 
 /* n in 1..STAGE_COUNT; NULL otherwise */
@@ -102,6 +110,8 @@ const char *stage_kind_name(StageKind k);     /* "rewrite", "line rewrite", "hoo
 /* what the row runs, as one line: "sym + pm_flatten_range", "hook apply_opts",
  * "line rewrite pm_linearize_cleanups", "nothing" */
 const char *stage_runs(const Stage *st, char *buf, size_t len);
+/* the same for a pipeline with StageCtx.native_transcendentals as given */
+const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *buf, size_t len);
 
 /* Runs stage n's row on root.  Returns the new root, or NULL with a message
  * in sc->err naming the stage and what went wrong. */

@@ -1,9 +1,14 @@
 /* stages_late.c - the rules of stages 13, 18 and 19 of tinygrad v0.12.0's
  * codegen (the rows in stage_table.c compose them):
  *   pm_add_loads               a value INDEX becomes LOAD(INDEX as a pointer)
- *   get_late_rewrite_patterns  the late rewrites the LLVM renderer's op set
- *                              calls for (pow2 mul/div/mod to shifts, MULACC,
- *                              comparisons the renderer lacks)
+ *   get_late_rewrite_patterns  the late rewrites for the ops tinygrad's CPU
+ *                              LLVM renderer has (CMPLT, FDIV); the
+ *                              decompositions themselves are in
+ *                              transcendental.c
+ *   get_late_rewrite_patterns_native  the same for uopdb's LLVM renderer's
+ *                              whole op set (pow2 mul/div/mod to shifts,
+ *                              MULACC, NEG, SUB, CMPEQ), with
+ *                              {transcendentals = "native"}
  *   pm_render                  vector constants and GEPs explicit, masked
  *                              loads with an alt value
  *   extra_matcher              the renderer's: bfloat16 math in float32
@@ -65,11 +70,15 @@ static const RuleSpec add_loads_specs[] = {
 };
 
 
-/* ================= stage 18: late rewrites for the LLVM renderer's op set ================= */
-/* The renderer (core/backend/llvm_render.c) draws every ALU op but THREEFRY
- * natively, EXP2/LOG2/SIN/SQRT/MAX included, so of v0.12.0's
- * get_late_rewrite_patterns only those for AND, OR, SHL, SHR, NEG, SUB, CMPLT,
- * CMPEQ, MULACC and FDIV apply. */
+/* ================= stage 18: late rewrites for the renderer's op set ================= */
+/* tinygrad v0.12.0's CPU LLVM renderer announces only FDIV and CMPLT
+ * (LLVMRenderer.code_for_op), so of get_late_rewrite_patterns the
+ * comparison and division rules apply, with the decompositions of
+ * transcendental.c.  uopdb's renderer (core/backend/llvm_render.c) draws
+ * every ALU op but THREEFRY natively, EXP2/LOG2/SIN/SQRT/MAX included; with
+ * {transcendentals = "native"} stage 18 announces that whole set, and the
+ * rules for AND, OR, SHL, SHR, NEG, SUB, CMPLT, CMPEQ, MULACC and FDIV
+ * apply. */
 
 static const UOp *mod_pow2_to_and(const Match *m, void *ud) {
     (void)ud;
@@ -152,6 +161,12 @@ static const UOp *between_to_eq(const Match *m, void *ud) {   /* (c1 < x) & (x <
     if (GET("c1")->dtype->count != 1 || GET("c2")->dtype->count != 1 || c1 >= c2 || c2 - c1 != 2) return NULL;
     return uop_binary(CTX, OP_CMPEQ, x, uop_const_int(CTX, x->dtype, c1 + 1));
 }
+/* the same without CMPEQ in the op set: x == c1+1 written !(x != c1+1) */
+static const UOp *between_to_not_ne(const Match *m, void *ud) {
+    const UOp *eq = between_to_eq(m, ud);
+    if (!eq) return NULL;
+    return not_of(CTX, uop_binary(CTX, OP_CMPNE, eq->src[0], eq->src[1]));
+}
 static const UOp *not_ne_to_eq(const Match *m, void *ud) {
     (void)ud;
     return uop_binary(CTX, OP_CMPEQ, GET("x"), GET("y"));
@@ -185,6 +200,17 @@ static const RuleSpec late_rewrite_specs[] = {
     RULE_FN("between_to_eq", "(AND (CMPLT c1@(CONST) x:sints) (CMPLT x c2@(CONST)))", between_to_eq),
     RULE_FN("not_ne_to_eq", "(CMPNE (CMPNE x y) true)", not_ne_to_eq),
     RULE_FN("mul_add_to_mulacc", "(ADD (MUL a b) c)", mul_add_to_mulacc),
+    RULE_FN("reciprocal_to_fdiv", "(RECIPROCAL x)", reciprocal_to_fdiv),
+    RULE_FN("mul_inverse_to_fdiv", "(MUL a:floats (FDIV 1 b))", mul_inverse_to_fdiv),
+};
+
+/* the op set of tinygrad's CPU LLVM renderer: CMPLT and FDIV */
+static const RuleSpec late_llvm_specs[] = {
+    RULE_FN("not_lt_const", "(CMPNE (CMPLT x:sints c@(CONST:sints)) true)", not_lt_const),
+    RULE_FN("not_const_lt", "(CMPNE (CMPLT c@(CONST:sints) x:sints) true)", not_const_lt),
+    RULE_FN("neg_lt_scaled", "(CMPLT (MUL x:sints -1) (MUL y:sints c@(CONST)))", neg_lt_scaled),
+    RULE_FN("neg_lt_const", "(CMPLT (MUL x:sints -1) c@(CONST))", neg_lt_const),
+    RULE_FN("between_to_not_ne", "(AND (CMPLT c1@(CONST) x:sints) (CMPLT x c2@(CONST)))", between_to_not_ne),
     RULE_FN("reciprocal_to_fdiv", "(RECIPROCAL x)", reciprocal_to_fdiv),
     RULE_FN("mul_inverse_to_fdiv", "(MUL a:floats (FDIV 1 b))", mul_inverse_to_fdiv),
 };
@@ -412,7 +438,8 @@ static const RuleSpec split_ends_specs[] = {
 };
 
 const RuleTable pm_add_loads_rules = RULE_TABLE(add_loads_specs);
-const RuleTable get_late_rewrite_patterns_rules = RULE_TABLE(late_rewrite_specs);
+const RuleTable get_late_rewrite_patterns_rules = RULE_TABLE(late_llvm_specs);
+const RuleTable get_late_rewrite_patterns_native_rules = RULE_TABLE(late_rewrite_specs);
 const RuleTable pm_render_rules = RULE_TABLE(render_specs);
 const RuleTable extra_matcher_rules = RULE_TABLE(bf16_specs);
 const RuleTable pm_split_ends_rules = RULE_TABLE(split_ends_specs);

@@ -50,8 +50,8 @@ row("LLVM compile: matmul 512 kernel", total, "ms",
 -- kernel throughput: p:time compiles once, then times whole-program runs
 -- on outputs allocated once (tmp buffers are allocated and freed per run, as
 -- the program's plan says)
-local function timed(t, n, opts)
-  local p = uop.compile(t)
+local function timed(t, n, opts, compile_opts)
+  local p = uop.compile(t, compile_opts)
   if opts then p:kernel(1):opts(opts) end
   return p:time(n), p
 end
@@ -84,7 +84,16 @@ t = timed(x1m:sum(), 10)
 row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 local p
 t, p = timed(Tensor.rand(64, 4096):softmax(1), 10)
-row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels")
+row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels, exp decomposed")
+local native = {transcendentals = "native"}
+t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, native)
+row("softmax 64x4096 float32, native exp2", t, "ms", "LLVM intrinsics (stage 18 native)")
+t = timed(x1m:exp(), 10)
+row("exp 1M float32", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, exp2 decomposed", t))
+t = timed(x1m:exp(), 10, nil, native)
+row("exp 1M float32, native exp2", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, LLVM intrinsic", t))
+t = timed(x1m:sin(), 5)
+row("sin 1M float32", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, sin decomposed", t))
 t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
 row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
 

@@ -79,7 +79,7 @@ T.test("the 3x3 matmul's report: every stage, validated, self-contained, graphs 
   for _, st in ipairs(uop.stages()) do
     if st.note then T.contains(html, html_escape(st.note), "stage " .. st.number .. "'s note") end
   end
-  T.contains(html, '<span class="badge notwritten">not written</span>')
+  T.contains(html, '<span class="badge na">n/a</span>')
   -- a diff with coloured lines, a listing, the rules with file:line, graphs as SVG travelling in scripts
   T.contains(html, '<span class="add">+%')
   T.contains(html, '<span class="del">-%')

@@ -256,3 +256,26 @@ T.test("half divisions by a broadcast divisor, a sum and a constant validate", f
     T.ok(rep.ok, rep.text)
   end
 end)
+
+-- float16 transcendentals are decomposed as tinygrad does and land a unit
+-- or two in the last place from the correctly rounded reference; the
+-- validator holds a float16 output to four of its ulps, no tighter
+T.test("half transcendentals validate; a half off by more than four ulps does not", function()
+  local X = list(32, function(i) return 0.05 + i * 0.37 end)
+  local h = Tensor(X, "float16")
+  for _, f in ipairs{"exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "sigmoid"} do
+    local _, rep = uop.compile(h[f](h)):run{validate = true, quiet = true}
+    T.ok(rep.ok, f .. ": " .. rep.text)
+    T.ok(rep.text:find("0.00391*|ref|", 1, true), f .. " reports the float16 tolerance: " .. rep.text)
+  end
+  -- 1 + 2^-7 is eight float16 ulps above 1: caught, where float32's would pass
+  local off = uop.rules{ {name = "exp_high", pattern = "(STORE i (EXP2:float16 x))",
+    rewrite = function(m)
+      local e = uop.new("EXP2", m.x:dtype(), {m.x})
+      return uop.new("STORE", uop.dtypes.void, {m.i, e * uop.const(m.x:dtype(), 1 + 2^-7)})
+    end} }
+  local p = uop.compile(Tensor({0.5, 1.5}, "float16"):exp2(), {transcendentals = "native"})
+  p:kernel(1):insert(18, off, {before = true})
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(not rep.ok, "a result eight ulps off is a mismatch")
+end)

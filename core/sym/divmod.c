@@ -209,6 +209,27 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
     return NULL;
 }
 
+/* sym_gcd(t, n) when t[n-1] is a positive constant: then the factors it
+ * has in common are constants and it is the constant gcd of the terms'
+ * factors.  1 with that gcd in *g, 0 when sym_gcd gives NULL, -1 when that
+ * cannot be told without building. */
+static int const_gcd(const UOp *const *t, int n, int64_t *g) {
+    int64_t gv = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t f = sym_const_factor(t[i]);
+        if (f == 0) return 0;
+        WouldBe b;
+        int r = wb_divides(t[i], f, &b);
+        if (r <= 0) return r;
+        const UOp *parts[SYM_MAX_TERMS];
+        if (sym_split(t[i], OP_MUL, parts, SYM_MAX_TERMS) < 0) return 0;
+        gv = sym_gcd_int(gv, f);
+    }
+    if (gv == 0) return 0;
+    *g = gv;
+    return 1;
+}
+
 static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, const UOp *y, int depth) {
     int64_t x0, x1, y0, y1;
     if (!bnd(x, &x0, &x1) || !bnd(y, &y0, &y1) || (y0 == 0 && y1 == 0)) return NULL;
@@ -236,10 +257,14 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     for (int i = 0; i < n; i++) all[na++] = t[i];
     if (k != 0) all[na++] = sym_const_like(ctx, x, k);
     all[na] = y;
-    const UOp *g = sym_gcd(ctx, all, na + 1);
-    int64_t gv;
-    if (!g) return NULL;
-    if (!(sym_const_int(g, &gv) && gv == 1)) {
+    int64_t yc = 0, gv;
+    bool y_pos_const = sym_const_int(y, &yc) && yc > 0;
+    /* with y a positive constant the gcd is a constant, told without building */
+    int gs = y_pos_const ? const_gcd(all, na + 1, &gv) : -1;
+    if (gs == 0) return NULL;
+    const UOp *g = gs == 1 && gv == 1 ? NULL : sym_gcd(ctx, all, na + 1);
+    if (gs != 1 && !g) return NULL;
+    if (g && !(sym_const_int(g, &gv) && gv == 1)) {
         const UOp *xd = sym_divide_exact(ctx, x, g), *yd = sym_divide_exact(ctx, y, g);
         if (!xd || !yd) return NULL;
         const UOp *ret = sym_bin(ctx, op, xd, yd);
@@ -247,9 +272,23 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     }
     /* factor_remainder: (d*x + r)//d -> x + r//d */
     if (y0 < 0 || x0 < 0) return NULL;
+    if (y_pos_const) {
+        /* nothing to factor out: no term divisible by y (nor, for MOD, a
+         * factor to reduce modulo y) */
+        int would = 0;
+        bool unknown = false;
+        for (int i = 0; i < na; i++) {
+            WouldBe b;
+            int r = wb_divides(all[i], yc, &b);
+            int64_t f;
+            if (r < 0) unknown = true;
+            else if (r == 1) would++;
+            else if (op == OP_MOD && (f = sym_const_factor(all[i])) != 0 && pymod(f, yc) != f) would++;
+        }
+        if (!unknown && !would) return NULL;
+    }
     const UOp *quo[SYM_MAX_TERMS + 1], *rem[SYM_MAX_TERMS + 1];
     int nq = 0, nr = 0;
-    int64_t yc = 0;
     bool y_const = sym_const_int(y, &yc) && yc != 0;
     for (int i = 0; i < na; i++) {
         const UOp *q = sym_divide_exact(ctx, all[i], y);

@@ -181,6 +181,7 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
         }
         gv = sym_gcd_int(gv, c);
         WouldBe nb;
+        if (split_ok && gv) sym_const_like(ctx, t[0], gv); /* made as sym_gcd made it (node ids) */
         int nd = split_ok && gv > 1 ? wb_divides(x_peeled, gv, &nb) : 0;
         if (nd == 1 && pymod(k, c) / gv != 0) nb = wb_add(x->dtype, nb, wb_const(pymod(k, c) / gv));
         if (nd < 0 || (nd == 1 && (!nb.known || nb.lo >= 0))) {
@@ -261,6 +262,9 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     bool y_pos_const = sym_const_int(y, &yc) && yc > 0;
     /* with y a positive constant the gcd is a constant, told without building */
     int gs = y_pos_const ? const_gcd(all, na + 1, &gv) : -1;
+    /* the gcd constant is made, as sym_gcd made it: node ids are shown to
+     * the user, and a constant made later would take another id */
+    if (gs == 1) sym_const_like(ctx, t[0], gv);
     if (gs == 0) return NULL;
     const UOp *g = gs == 1 && gv == 1 ? NULL : sym_gcd(ctx, all, na + 1);
     if (gs != 1 && !g) return NULL;

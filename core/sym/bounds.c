@@ -175,6 +175,11 @@ static void compute_one(UOp *u) {
     set_bounds(u, dmin, dmax);
 }
 
+static bool bounds_known(const UOp *u, void *ud) {
+    (void)ud;
+    return state_of(u) != BOUNDS_UNKNOWN;
+}
+
 bool uop_bounds(const UOp *u, int64_t *lo, int64_t *hi) {
     if (!u || !is_int_like(u->dtype)) return false;
     if (state_of(u) == BOUNDS_UNKNOWN) {
@@ -183,8 +188,11 @@ bool uop_bounds(const UOp *u, int64_t *lo, int64_t *hi) {
         if (srcs_ready) {
             compute_one((UOp *)u);
         } else {
+            /* only the part whose bounds are not known yet: a node with
+             * bounds ends the walk, so a long chain whose bounds are known
+             * is not walked again for each new node above it */
             size_t n;
-            const UOp **topo = uop_toposort(u, &n);
+            const UOp **topo = uop_toposort_gated(u, bounds_known, NULL, &n);
             if (!topo) return false;
             for (size_t i = 0; i < n; i++)
                 if (state_of(topo[i]) == BOUNDS_UNKNOWN) compute_one((UOp *)topo[i]);

@@ -5,6 +5,7 @@
 #include "bounds.h"
 #include "sym_helpers.h"
 #include "sym_rules.h"
+#include "sym_would_be.h"
 
 #define CTX (m->ctx)
 #define ROOT (m->root)
@@ -76,6 +77,16 @@ static const UOp *mod_neg_divisor(const Match *m, void *ud) {
 
 static const UOp *divmod_general(UCtx *c, Op op, const UOp *d, const UOp *x, const UOp *y, int depth);
 
+/* term[i] = t[i] / fac[i], built; false when one cannot be (the rule then
+ * does not apply, as when sym_divides fails) */
+static bool build_terms(UCtx *ctx, const UOp *const *t, const int64_t *fac, const UOp **term, WouldBe *tb, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!(term[i] = sym_divides(ctx, t[i], fac[i]))) return false;
+        if (!tb[i].known) tb[i] = wb_of(term[i]);
+    }
+    return true;
+}
+
 /* rules that need a positive constant divisor c; NULL when none applies */
 static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int64_t c, const UOp *x_peeled, int64_t k,
                                const UOp **t, int n, int depth) {
@@ -95,31 +106,52 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
             if (nx && vmin_of(nx) >= 0) return sym_bin(ctx, OP_MOD, nx, y);
         }
     }
+    /* each term is fac * term; the terms are built only where a rule below
+     * returns them: their bounds, and those of the candidate sums, are
+     * worked out without building anything (sym_would_be.h) */
     const UOp *term[SYM_MAX_TERMS];
     int64_t fac[SYM_MAX_TERMS];
+    WouldBe tb[SYM_MAX_TERMS];
+    bool built = false;
     for (int i = 0; i < n; i++) {
         fac[i] = sym_const_factor(t[i]);
-        if (fac[i] == 0 || !(term[i] = sym_divides(ctx, t[i], fac[i]))) return NULL;
+        if (fac[i] == 0) return NULL;
+        int r = wb_divides(t[i], fac[i], &tb[i]);
+        if (r == 0) return NULL;
+        if (r < 0) built = true;
     }
+    if (built && !build_terms(ctx, t, fac, term, tb, n)) return NULL;
     /* fold_binary_numerator: one term taking two values */
-    int64_t v0, v1;
-    if (n == 1 && bnd(term[0], &v0, &v1) && (i128)v1 - v0 == 1) {
+    if (n == 1 && tb[0].known && (i128)tb[0].hi - tb[0].lo == 1) {
+        int64_t v0 = tb[0].lo, v1 = tb[0].hi;
         i128 a = (i128)fac[0] * v0 + k, b = (i128)fac[0] * v1 + k;
         if (!sym_fits(x->dtype, a) || !sym_fits(x->dtype, b)) return NULL;
+        if (!built && !build_terms(ctx, t, fac, term, tb, n)) return NULL;
         int64_t y1 = op == OP_MOD ? (int64_t)(a % c) : (int64_t)(a / c), y2 = op == OP_MOD ? (int64_t)(b % c) : (int64_t)(b / c);
         return sym_addc(ctx, sym_mulc(ctx, sym_addc(ctx, term[0], -v0), y2 - y1), y1);
     }
     /* fold_divmod_congruence: x is congruent to an expression that stays in one interval of c */
     if (x0 >= 0) {
-        const UOp *rt[SYM_MAX_TERMS];
         int64_t rem[SYM_MAX_TERMS];
+        WouldBe rb = wb_const(0);
         int nr = 0;
         for (int i = 0; i < n; i++) {
             int64_t r = pymod(fac[i], c), r2 = r - c;
             rem[i] = (r2 < 0 ? -r2 : r2) < r ? r2 : r;
-            if (rem[i]) rt[nr++] = sym_mulc(ctx, term[i], rem[i]);
+            if (!rem[i]) continue;
+            WouldBe rt = rem[i] == 1 ? tb[i] : wb_mul(x->dtype, tb[i], wb_const(rem[i]));
+            rb = nr++ == 0 ? rt : wb_add(x->dtype, rb, rt);
         }
-        const UOp *rsum = sym_addc(ctx, sym_sum(ctx, rt, nr, x), pymod(k, c));
+        if (pymod(k, c) != 0) rb = wb_add(x->dtype, rb, wb_const(pymod(k, c)));
+        /* unknown bounds: build the candidate and read its bounds, as before */
+        bool try_it = !rb.known || (rb.lo > INT64_MIN && rb.hi < INT64_MAX && pydiv(rb.lo, c) == pydiv(rb.hi, c));
+        if (try_it && !built && !build_terms(ctx, t, fac, term, tb, n)) return NULL;
+        built = built || try_it;
+        const UOp *rt[SYM_MAX_TERMS];
+        nr = 0;
+        for (int i = 0; try_it && i < n; i++)
+            if (rem[i]) rt[nr++] = sym_mulc(ctx, term[i], rem[i]);
+        const UOp *rsum = try_it ? sym_addc(ctx, sym_sum(ctx, rt, nr, x), pymod(k, c)) : NULL;
         int64_t r0, r1;
         if (rsum && bnd(rsum, &r0, &r1) && r0 > INT64_MIN && r1 < INT64_MAX && pydiv(r0, c) == pydiv(r1, c)) {
             int64_t q = pydiv(r0, c);
@@ -137,12 +169,23 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
     }
     /* gcd_with_remainder: factor a common gcd out of the numerator */
     if (x0 >= 0) {
-        const UOp *all[SYM_MAX_TERMS + 1];
-        for (int i = 0; i < n; i++) all[i] = t[i];
-        all[n] = y;
-        const UOp *g = sym_gcd(ctx, all, n + 1);
-        int64_t gv;
-        if (g && sym_const_int(g, &gv) && gv > 1) {
+        /* sym_gcd of the terms and y: with y the constant c, the common
+         * factors it keeps are only constants, so it is the constant gcd of
+         * the factors and c (NULL when a term splits into too many factors) */
+        int64_t gv = 0;
+        bool split_ok = true;
+        for (int i = 0; i < n && split_ok; i++) {
+            const UOp *parts[SYM_MAX_TERMS];
+            split_ok = sym_split(t[i], OP_MUL, parts, SYM_MAX_TERMS) >= 0;
+            gv = sym_gcd_int(gv, fac[i]);
+        }
+        gv = sym_gcd_int(gv, c);
+        WouldBe nb;
+        if (split_ok && gv) sym_const_like(ctx, t[0], gv); /* made as sym_gcd made it (node ids) */
+        int nd = split_ok && gv > 1 ? wb_divides(x_peeled, gv, &nb) : 0;
+        if (nd == 1 && pymod(k, c) / gv != 0) nb = wb_add(x->dtype, nb, wb_const(pymod(k, c) / gv));
+        if (nd < 0 || (nd == 1 && (!nb.known || nb.lo >= 0))) {
+            const UOp *g = sym_const_like(ctx, x, gv);
             const UOp *nx = sym_addc(ctx, sym_divide_exact(ctx, x_peeled, g), pymod(k, c) / gv);
             if (nx && vmin_of(nx) >= 0) {
                 const UOp *ret = sym_bin(ctx, op, nx, sym_const_like(ctx, x, c / gv));
@@ -165,6 +208,27 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
         }
     }
     return NULL;
+}
+
+/* sym_gcd(t, n) when t[n-1] is a positive constant: then the factors it
+ * has in common are constants and it is the constant gcd of the terms'
+ * factors.  1 with that gcd in *g, 0 when sym_gcd gives NULL, -1 when that
+ * cannot be told without building. */
+static int const_gcd(const UOp *const *t, int n, int64_t *g) {
+    int64_t gv = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t f = sym_const_factor(t[i]);
+        if (f == 0) return 0;
+        WouldBe b;
+        int r = wb_divides(t[i], f, &b);
+        if (r <= 0) return r;
+        const UOp *parts[SYM_MAX_TERMS];
+        if (sym_split(t[i], OP_MUL, parts, SYM_MAX_TERMS) < 0) return 0;
+        gv = sym_gcd_int(gv, f);
+    }
+    if (gv == 0) return 0;
+    *g = gv;
+    return 1;
 }
 
 static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, const UOp *y, int depth) {
@@ -194,10 +258,17 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     for (int i = 0; i < n; i++) all[na++] = t[i];
     if (k != 0) all[na++] = sym_const_like(ctx, x, k);
     all[na] = y;
-    const UOp *g = sym_gcd(ctx, all, na + 1);
-    int64_t gv;
-    if (!g) return NULL;
-    if (!(sym_const_int(g, &gv) && gv == 1)) {
+    int64_t yc = 0, gv;
+    bool y_pos_const = sym_const_int(y, &yc) && yc > 0;
+    /* with y a positive constant the gcd is a constant, told without building */
+    int gs = y_pos_const ? const_gcd(all, na + 1, &gv) : -1;
+    /* the gcd constant is made, as sym_gcd made it: node ids are shown to
+     * the user, and a constant made later would take another id */
+    if (gs == 1) sym_const_like(ctx, t[0], gv);
+    if (gs == 0) return NULL;
+    const UOp *g = gs == 1 && gv == 1 ? NULL : sym_gcd(ctx, all, na + 1);
+    if (gs != 1 && !g) return NULL;
+    if (g && !(sym_const_int(g, &gv) && gv == 1)) {
         const UOp *xd = sym_divide_exact(ctx, x, g), *yd = sym_divide_exact(ctx, y, g);
         if (!xd || !yd) return NULL;
         const UOp *ret = sym_bin(ctx, op, xd, yd);
@@ -205,9 +276,23 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     }
     /* factor_remainder: (d*x + r)//d -> x + r//d */
     if (y0 < 0 || x0 < 0) return NULL;
+    if (y_pos_const) {
+        /* nothing to factor out: no term divisible by y (nor, for MOD, a
+         * factor to reduce modulo y) */
+        int would = 0;
+        bool unknown = false;
+        for (int i = 0; i < na; i++) {
+            WouldBe b;
+            int r = wb_divides(all[i], yc, &b);
+            int64_t f;
+            if (r < 0) unknown = true;
+            else if (r == 1) would++;
+            else if (op == OP_MOD && (f = sym_const_factor(all[i])) != 0 && pymod(f, yc) != f) would++;
+        }
+        if (!unknown && !would) return NULL;
+    }
     const UOp *quo[SYM_MAX_TERMS + 1], *rem[SYM_MAX_TERMS + 1];
     int nq = 0, nr = 0;
-    int64_t yc = 0;
     bool y_const = sym_const_int(y, &yc) && yc != 0;
     for (int i = 0; i < na; i++) {
         const UOp *q = sym_divide_exact(ctx, all[i], y);

@@ -2,7 +2,8 @@
  * a store of what was just loaded from the same address does nothing, a
  * store of where(gate, alt, load of the same address) becomes a store gated
  * by that condition, and a load or store at an Invalid index (a read or write
- * that padding or a gate proved never happens) becomes 0 or nothing. */
+ * that padding or a gate proved never happens) becomes 0 or nothing; an END
+ * of a store folded to nothing is nothing. */
 #include <stdlib.h>
 #include "sym_rules.h"
 
@@ -61,6 +62,13 @@ static const UOp *invalid_store_does_nothing(const Match *m, void *ud) {
     return noop(CTX);
 }
 
+/* an END of a NOOP without sources (a store folded away) is that NOOP */
+static const UOp *end_of_empty_noop(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *n = GET("noop");
+    return n->nsrc == 0 ? n : NULL;
+}
+
 static const RuleSpec memory_specs[] = {
     RULE_FN("store_of_own_load", "(STORE i@(INDEX ...) (LOAD i) ...)", store_of_own_load),
     RULE_FN("store_gated_by_where", "(STORE i@(INDEX ...) (WHERE gate alt (LOAD i)) ...)", store_gated_by_where),
@@ -68,5 +76,6 @@ static const RuleSpec memory_specs[] = {
     RULE_FN("invalid_load_is_zero_cast", "(LOAD (CAST (INDEX _ Invalid)) ...)", invalid_load_is_zero),
     RULE_FN("invalid_store_does_nothing", "(STORE (INDEX _ Invalid) ...)", invalid_store_does_nothing),
     RULE_FN("invalid_store_does_nothing_cast", "(STORE (CAST (INDEX _ Invalid)) ...)", invalid_store_does_nothing),
+    RULE_FN("end_of_empty_noop", "(END noop@(NOOP) ...)", end_of_empty_noop),
 };
 const RuleTable sym_memory_rules = {memory_specs, sizeof memory_specs / sizeof *memory_specs};

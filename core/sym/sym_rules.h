@@ -16,5 +16,12 @@ extern const RuleTable sym_sym_rules;               /* symbolic_combine.c */
 extern const RuleTable sym_memory_rules;            /* sym_memory.c */
 extern const RuleTable sym_after_long_rules;        /* symbolic_late.c */
 extern const RuleTable gep_pushing_rules;           /* vector_rules.c */
+extern const RuleTable sym_vector_rules;            /* vector_rules.c */
+extern const RuleTable sym_float_simple_rules;      /* symbolic_float.c */
+extern const RuleTable sym_float_symbolic_rules;    /* symbolic_float.c */
+extern const RuleTable sym_float_sym_rules;         /* symbolic_float.c */
+extern const RuleTable sym_narrow_simple_rules;     /* symbolic_narrow.c */
+extern const RuleTable sym_narrow_symbolic_rules;   /* symbolic_narrow.c */
+extern const RuleTable sym_reduce_rules;            /* symbolic_reduce.c */
 
 #endif

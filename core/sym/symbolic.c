@@ -15,12 +15,15 @@
 #include "sym_rules.h"
 
 static const RuleTable *const invalid_tables[] = {&sym_propagate_invalid_rules};
-static const RuleTable *const simple_tables[] = {&sym_simple_rules, &sym_pow_rules};
+static const RuleTable *const simple_tables[] = {&sym_simple_rules, &sym_pow_rules, &sym_float_simple_rules,
+                                                 &sym_narrow_simple_rules};
 static const RuleTable *const commutative_tables[] = {&sym_commutative_rules};
 static const RuleTable *const gep_tables[] = {&gep_pushing_rules};
-static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_after_long_rules, &sym_divmod_rules,
-                                                   &gep_pushing_rules};
-static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_sym_rules, &sym_memory_rules};
+static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_float_symbolic_rules,
+                                                   &sym_narrow_symbolic_rules, &sym_after_long_rules,
+                                                   &sym_divmod_rules, &gep_pushing_rules};
+static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_vector_rules, &sym_sym_rules, &sym_memory_rules,
+                                              &sym_float_sym_rules, &sym_reduce_rules};
 
 static const RuleSetDef SYM_SETS[] = {
     {"propagate_invalid", NULL, RULE_TABLES(invalid_tables),

@@ -203,3 +203,24 @@ static const RuleSpec gep_pushing_specs[] = {
 };
 
 const RuleTable gep_pushing_rules = RULE_TABLE(gep_pushing_specs);
+
+/* sym: a binary ALU of two broadcasts VECTORIZE(x, x, ...) op VECTORIZE(y,
+ * y, ...) is the broadcast of the scalar x op y */
+static const UOp *alu_of_broadcasts(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *alu = ROOT, *x = match_get(m, "x"), *y = match_get(m, "y");
+    int n = alu->dtype->count;
+    if (n < 1 || n > VEC_MAX_LANES || alu->src[0]->nsrc != n || alu->src[1]->nsrc != n) return NULL;
+    const UOp *src[2] = {x, y};
+    const UOp *s = uop_new(CTX, uop_op(alu), alu->dtype->scalar, src, 2, alu->arg);
+    if (!s) return NULL;
+    const UOp *lanes[VEC_MAX_LANES];
+    for (int i = 0; i < n; i++) lanes[i] = s;
+    return uop_new(CTX, OP_VECTORIZE, alu->dtype, lanes, n, NULL);
+}
+
+static const RuleSpec vector_sym_specs[] = {
+    RULE_FN("alu_of_broadcasts", "(ALU (VECTORIZE *x) (VECTORIZE *y))", alu_of_broadcasts),
+};
+
+const RuleTable sym_vector_rules = RULE_TABLE(vector_sym_specs);

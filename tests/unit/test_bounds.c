@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/ir/uop.h"
 #include "core/sym/bounds.h"
 #include "core/sym/eval.h"
@@ -144,11 +145,36 @@ static void test_random_bounds_contain_values(void **s) {
     }
 }
 
+/* Bounds asked for at each new node of a long WHERE chain (as a top-down
+ * rewrite does) walk only what is not known yet: the node's fresh constant,
+ * not the whole chain below, which made this quadratic (minutes, not
+ * milliseconds, at this length). */
+static void test_bounds_where_chain_linear(void **s) {
+    (void)s;
+    const UOp *r = uop_range(c, ci(1000), 0, AXIS_LOOP);
+    const UOp *e = ci(0);
+    int64_t lo, hi;
+    enum { N = 60000 };
+    clock_t t0 = clock();
+    for (int i = 1; i <= N; i++) {
+        const UOp *src[3] = {bin(OP_CMPLT, r, ci(i % 997 + 1)), ci(1000000 + i), e};
+        e = uop_new(c, OP_WHERE, DT_INDEX, src, 3, NULL);
+        assert_non_null(e);
+        assert_true(uop_bounds(e, &lo, &hi));
+    }
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    /* the union of 0 and 1000001..1000000+N */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 1000000 + N);
+    assert_true(secs < 1.0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_bounds_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_bounds_contain_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bounds_where_chain_linear, setup, teardown),
     };
     return cmocka_run_group_tests_name("bounds", tests, NULL, NULL);
 }

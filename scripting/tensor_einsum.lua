@@ -7,8 +7,8 @@
 -- output is the letters used once, sorted.
 local uop, shared = ...
 local Tensor = uop.Tensor
-local fail, is_tensor = shared.fail, shared.is_tensor
-local to_dtype, trailing_opts = shared.to_dtype, shared.trailing_opts
+local fail = shared.fail
+local to_dtype = shared.to_dtype
 
 local function count(s, c)
   local n = 0
@@ -87,21 +87,7 @@ end
 
 function Tensor.einsum(formula, ...)
   if type(formula) ~= "string" then fail("einsum: the formula must be a string, got %s", type(formula)) end
-  local args = {...}
-  local opts, n = trailing_opts(args, select("#", ...))
-  for k in pairs(opts) do
-    if k ~= "dtype" then fail("einsum: unknown option '%s'", tostring(k)) end
-  end
-  local list = args
-  if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then
-    list = args[1]
-    n = #list
-  end
-  local xs = {}
-  for i = 1, n do
-    if not is_tensor(list[i]) then fail("einsum: operand %d is a %s, not a Tensor", i, type(list[i])) end
-    xs[i] = list[i]
-  end
+  local xs, opts = shared.tensor_args("einsum", {dtype = true}, ...)
   formula = formula:gsub(" ", "")
   if formula:find("...", 1, true) then formula = expand_ellipsis(formula, xs) end
   local lhs, rhs = formula:match("^(.-)%->(.*)$")

@@ -28,7 +28,7 @@ local function tensor_args(what, allowed, ...)
   if n == 0 then fail("%s: at least one Tensor is needed", what) end
   local ts = {}
   for i = 1, n do
-    if not is_tensor(list[i]) then fail("%s: argument %d is a %s, not a Tensor", what, i, type(list[i])) end
+    if not is_tensor(list[i]) then fail("%s: operand %d is a %s, not a Tensor", what, i, type(list[i])) end
     ts[i] = list[i]
   end
   return ts, opts
@@ -135,3 +135,6 @@ function Tensor.meshgrid(...)
   for i, t in ipairs(shaped) do shaped[i] = broadcast_to(t, out) end
   return shaped
 end
+
+-- for the parts that follow
+shared.tensor_args = tensor_args

@@ -4,6 +4,10 @@
 -- Failures are printed with the test name; T.summary() gives the counts.
 local T = { passed = 0, failed = 0, current_file = "?" }
 
+-- the folder this file is in: T.load("nested.lua") runs a helper module there
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+function T.load(name) return dofile(here .. "/" .. name) end
+
 uop = uop or require("uopdb")
 
 local function show(v)

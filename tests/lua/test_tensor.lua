@@ -7,53 +7,9 @@ local ref = uop.reference
 
 -- ---- helpers: nested tables built and compared with plain loops ----
 
--- a nested table of shape s with f(i1, i2, ...) (0-based indices)
-local function build(s, f, dim, idx)
-  dim, idx = dim or 1, idx or {}
-  if dim > #s then return f(table.unpack(idx)) end
-  local r = {}
-  for i = 0, s[dim] - 1 do
-    idx[dim] = i
-    r[i + 1] = build(s, f, dim + 1, idx)
-  end
-  idx[dim] = nil
-  return r
-end
-
-local function show(v)
-  if type(v) ~= "table" then return tostring(v) end
-  local parts = {}
-  for i = 1, #v do parts[i] = show(v[i]) end
-  return "{" .. table.concat(parts, ", ") .. "}"
-end
-
--- deep comparison; tol = nil means exact (and the same Lua number type
--- family: integers stay integers)
-local function same(got, want, tol, path)
-  path = path or ""
-  if type(want) == "table" then
-    if type(got) ~= "table" or #got ~= #want then
-      return false, string.format("at %s: expected %s, got %s", path, show(want), show(got))
-    end
-    for i = 1, #want do
-      local ok, msg = same(got[i], want[i], tol, path .. "[" .. i .. "]")
-      if not ok then return false, msg end
-    end
-    return true
-  end
-  if type(want) == "number" and type(got) == "number" then
-    if tol then
-      if want ~= want then return got ~= got, "at " .. path .. ": expected nan" end
-      local err = math.abs(got - want)
-      if err <= tol * math.max(1, math.abs(want)) then return true end
-    elseif got == want then
-      return true
-    end
-  elseif got == want then
-    return true
-  end
-  return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
-end
+local N = T.load("nested.lua")
+local build, show = N.build, N.show
+local function same(got, want, tol) return N.same(got, want, tol) end
 
 local function check(got, want, tol)
   local ok, msg = same(got, want, tol)

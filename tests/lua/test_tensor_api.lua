@@ -11,60 +11,10 @@ local inf, nan = math.huge, 0 / 0
 
 -- ---- helpers ----
 
-local function build(s, f, dim, idx)
-  dim, idx = dim or 1, idx or {}
-  if dim > #s then return f(table.unpack(idx)) end
-  local r = {}
-  for i = 0, s[dim] - 1 do
-    idx[dim] = i
-    r[i + 1] = build(s, f, dim + 1, idx)
-  end
-  idx[dim] = nil
-  return r
-end
-
--- f applied to every leaf of a nested table
-local function map(v, f)
-  if type(v) ~= "table" then return f(v) end
-  local r = {}
-  for i = 1, #v do r[i] = map(v[i], f) end
-  return r
-end
-
-local function show(v)
-  if type(v) ~= "table" then return tostring(v) end
-  local parts = {}
-  for i = 1, #v do parts[i] = show(v[i]) end
-  return "{" .. table.concat(parts, ", ") .. "}"
-end
-
--- deep comparison: exact (ints stay ints, -0.0 is not 0.0) unless tol is
--- given (relative past 1); NaN matches NaN
-local function same(got, want, tol, path)
-  path = path or ""
-  if type(want) == "table" then
-    if type(got) ~= "table" or #got ~= #want then
-      return false, string.format("at %s: expected %s, got %s", path, show(want), show(got))
-    end
-    for i = 1, #want do
-      local ok, msg = same(got[i], want[i], tol, path .. "[" .. i .. "]")
-      if not ok then return false, msg end
-    end
-    return true
-  end
-  if type(want) == "number" and type(got) == "number" then
-    if want ~= want then
-      if got ~= got then return true end
-    elseif tol then
-      if want == got or math.abs(got - want) <= tol * math.max(1, math.abs(want)) then return true end
-    elseif math.type(got) == math.type(want) and got == want and 1 / got == 1 / want then
-      return true
-    end
-  elseif got == want then
-    return true
-  end
-  return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
-end
+local N = T.load("nested.lua")
+local build, map, show = N.build, N.map, N.show
+-- exact comparisons are strict here: ints stay ints, -0.0 is not 0.0
+local function same(got, want, tol) return N.same(got, want, tol, true) end
 
 local function check(got, want, tol, what)
   local ok, msg = same(got, want, tol)

@@ -1,0 +1,64 @@
+-- nested.lua - nested Lua tables as tensors for the Tensor tests: build one
+-- from a function of its indices, map over its leaves, print it, and
+-- compare two deeply (exact, or within a relative tolerance).
+--   local N = T.load("nested.lua")
+local N = {}
+
+-- a nested table of shape s with f(i1, i2, ...) (0-based indices)
+function N.build(s, f, dim, idx)
+  dim, idx = dim or 1, idx or {}
+  if dim > #s then return f(table.unpack(idx)) end
+  local r = {}
+  for i = 0, s[dim] - 1 do
+    idx[dim] = i
+    r[i + 1] = N.build(s, f, dim + 1, idx)
+  end
+  idx[dim] = nil
+  return r
+end
+
+-- f applied to every leaf
+function N.map(v, f)
+  if type(v) ~= "table" then return f(v) end
+  local r = {}
+  for i = 1, #v do r[i] = N.map(v[i], f) end
+  return r
+end
+
+function N.show(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local parts = {}
+  for i = 1, #v do parts[i] = N.show(v[i]) end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- deep comparison; NaN matches NaN. Without tol numbers are equal; with
+-- strict they must also be of one Lua number type and -0.0 is not 0.0.
+-- With tol the difference is relative past 1. Returns ok, message.
+function N.same(got, want, tol, strict, path)
+  path = path or ""
+  if type(want) == "table" then
+    if type(got) ~= "table" or #got ~= #want then
+      return false, string.format("at %s: expected %s, got %s", path, N.show(want), N.show(got))
+    end
+    for i = 1, #want do
+      local ok, msg = N.same(got[i], want[i], tol, strict, path .. "[" .. i .. "]")
+      if not ok then return false, msg end
+    end
+    return true
+  end
+  if type(want) == "number" and type(got) == "number" then
+    if want ~= want then
+      if got ~= got then return true end
+    elseif tol then
+      if want == got or math.abs(got - want) <= tol * math.max(1, math.abs(want)) then return true end
+    elseif got == want and (not strict or (math.type(got) == math.type(want) and 1 / got == 1 / want)) then
+      return true
+    end
+  elseif got == want then
+    return true
+  end
+  return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
+end
+
+return N

@@ -56,7 +56,7 @@ static BufferRegistry *check_registry(lua_State *L) {
 
 static bool buffer_dtype_ok(const DType *dt) {
     return dt->kind != DTK_PTR && dt->sk != SK_VOID && dt->sk != SK_INDEX && dt->sk != SK_FP8E4M3 &&
-           dt->sk != SK_FP8E5M2 && dt->sk != SK_BFLOAT16;
+           dt->sk != SK_FP8E5M2;
 }
 
 static const UOp *fresh_unique(lua_State *L, BufferRegistry *r) {
@@ -152,6 +152,7 @@ static void write_element(lua_State *L, const DType *dt, void *p, size_t k, int 
     case SK_INT64: ((int64_t *)p)[k] = i; break;
     case SK_UINT64: ((uint64_t *)p)[k] = (uint64_t)i; break;
     case SK_FLOAT16: ((_Float16 *)p)[k] = (_Float16)f; break;
+    case SK_BFLOAT16: ((uint16_t *)p)[k] = bf16_from_double(f); break;
     case SK_FLOAT32: ((float *)p)[k] = (float)f; break;
     case SK_FLOAT64: ((double *)p)[k] = f; break;
     default: luaL_error(L, "buffer: no host layout for this dtype");
@@ -170,6 +171,7 @@ static void push_element(lua_State *L, const DType *dt, const void *p, size_t k)
     case SK_INT64: lua_pushinteger(L, ((const int64_t *)p)[k]); break;
     case SK_UINT64: lua_pushinteger(L, (lua_Integer)((const uint64_t *)p)[k]); break;
     case SK_FLOAT16: lua_pushnumber(L, (double)((const _Float16 *)p)[k]); break;
+    case SK_BFLOAT16: lua_pushnumber(L, bf16_to_double(((const uint16_t *)p)[k])); break;
     case SK_FLOAT32: lua_pushnumber(L, ((const float *)p)[k]); break;
     case SK_FLOAT64: lua_pushnumber(L, ((const double *)p)[k]); break;
     default: lua_pushnil(L); break;

@@ -126,5 +126,9 @@ void buffer_free(void *p);
 double buffer_read_double(const DType *dt, const void *p, size_t k);
 /* Bytes of count elements of dt, or -1 on overflow / bad input. */
 int64_t buffer_bytes(const DType *dt, int64_t count);
+/* bfloat16 storage: the top half of a float32, rounded to nearest even
+ * (NaN stays NaN); held as raw bits since C has no bfloat16 type. */
+uint16_t bf16_from_double(double v);
+double bf16_to_double(uint16_t bits);
 
 #endif

@@ -2,6 +2,7 @@
  * from a dtype and an element count (the kernel ABI promises alignment). */
 #include "backend.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +38,24 @@ double buffer_read_double(const DType *dt, const void *p, size_t k) {
     case SK_INT64: case SK_INDEX: return (double)((const int64_t *)p)[k];
     case SK_UINT64: return (double)((const uint64_t *)p)[k];
     case SK_FLOAT16: return (double)((const _Float16 *)p)[k];
+    case SK_BFLOAT16: return bf16_to_double(((const uint16_t *)p)[k]);
     case SK_FLOAT32: return ((const float *)p)[k];
     case SK_FLOAT64: return ((const double *)p)[k];
     default: return 0;
     }
+}
+
+uint16_t bf16_from_double(double v) {
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (isnan(f)) return (uint16_t)((b >> 16) | 0x40); /* a quiet NaN, sign kept */
+    return (uint16_t)((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
+}
+
+double bf16_to_double(uint16_t bits) {
+    uint32_t b = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return (double)f;
 }

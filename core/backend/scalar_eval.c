@@ -2,6 +2,8 @@
  * scalar_eval.h). */
 #include "scalar_eval.h"
 
+#include "backend.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -9,15 +11,7 @@ static double round_float(const DType *dt, double v) {
     switch (dt->sk) {
     case SK_FLOAT32: return (double)(float)v;
     case SK_FLOAT16: return (double)(_Float16)v;
-    case SK_BFLOAT16: {
-        float f = (float)v;
-        if (isnan(f)) return v;
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000u;
-        memcpy(&f, &b, 4);
-        return (double)f;
-    }
+    case SK_BFLOAT16: return isnan(v) ? v : bf16_to_double(bf16_from_double(v));
     default: return v;
     }
 }
@@ -77,6 +71,7 @@ ScalarVal scalar_read(const DType *dt, const void *p, size_t k) {
     case SK_INT64: case SK_INDEX: return scalar_from_int(dt, ((const int64_t *)p)[k]);
     case SK_UINT64: return scalar_from_int(dt, (int64_t)((const uint64_t *)p)[k]);
     case SK_FLOAT16: return scalar_from_float(dt, (double)((const _Float16 *)p)[k]);
+    case SK_BFLOAT16: return scalar_from_float(dt, bf16_to_double(((const uint16_t *)p)[k]));
     case SK_FLOAT32: return scalar_from_float(dt, ((const float *)p)[k]);
     case SK_FLOAT64: return scalar_from_float(dt, ((const double *)p)[k]);
     default: return scalar_from_int(dt, 0);
@@ -95,6 +90,7 @@ bool scalar_write(const DType *dt, void *p, size_t k, ScalarVal v) {
     case SK_INT64: case SK_INDEX: ((int64_t *)p)[k] = v.i; return true;
     case SK_UINT64: ((uint64_t *)p)[k] = (uint64_t)v.i; return true;
     case SK_FLOAT16: ((_Float16 *)p)[k] = (_Float16)v.f; return true;
+    case SK_BFLOAT16: ((uint16_t *)p)[k] = bf16_from_double(v.f); return true;
     case SK_FLOAT32: ((float *)p)[k] = (float)v.f; return true;
     case SK_FLOAT64: ((double *)p)[k] = v.f; return true;
     default: return false;

@@ -173,6 +173,10 @@ static const UOp *not_ne_to_eq(const Match *m, void *ud) {
 }
 static const UOp *mul_add_to_mulacc(const Match *m, void *ud) {
     (void)ud;
+    /* bfloat16 and fp8 math is done in float32 after stage 19: a MULACC
+     * there would skip the rounding of the product to the narrow type */
+    ScalarKind sk = ROOT->dtype->sk;
+    if (sk == SK_BFLOAT16 || sk == SK_FP8E4M3 || sk == SK_FP8E5M2) return NULL;
     const UOp *s[3] = {GET("a"), GET("b"), GET("c")};
     return ub_node(CTX, OP_MULACC, ROOT->dtype, s, 3, NULL);
 }

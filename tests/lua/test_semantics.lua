@@ -279,3 +279,34 @@ T.test("half transcendentals validate; a half off by more than four ulps does no
   local _, rep = p:run{validate = true, quiet = true}
   T.ok(not rep.ok, "a result eight ulps off is a mismatch")
 end)
+
+-- ---------------------------------------------------------------- bfloat16
+-- bfloat16 is the top half of a float32, rounded to nearest even; its math
+-- is float32 rounded back after every op (tinygrad's CPU backends), so a
+-- multiply-add rounds the product before the add in both modes
+local function round_bf16(x)
+  local b = string.unpack("<I4", string.pack("<f", x))
+  b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+  return (string.unpack("<f", string.pack("<I4", b & 0xFFFFFFFF)))
+end
+
+T.test("bfloat16 tensors hold host data rounded to nearest even, and a*b+c rounds after each op", function()
+  same(Tensor({1.0, 1 + 2^-8, 1 + 3 * 2^-8, 3.14159, -2.5e38}, "bfloat16"):tolist(),
+       {1.0, 1.0, 1 + 2^-6, 3.140625, round_bf16(-2.5e38)}, "bfloat16 storage")
+  local A = list(64, function(i) return (i * 37 % 61) / 7 - 3 end)
+  local B = list(64, function(i) return (i * 17 % 53) / 9 - 2 end)
+  local C = list(64, function(i) return (i * 11 % 41) / 5 - 4 end)
+  local want, fused_differs = {}, 0
+  for i = 1, 64 do
+    local a, b, c = round_bf16(A[i]), round_bf16(B[i]), round_bf16(C[i])
+    want[i] = round_bf16(round_bf16(a * b) + c)
+    if want[i] ~= round_bf16(a * b + c) then fused_differs = fused_differs + 1 end
+  end
+  T.ok(fused_differs > 0, "the inputs tell one rounding from two")
+  for _, mode in ipairs{"decomposed", "native"} do
+    local y = Tensor(A, "bfloat16") * Tensor(B, "bfloat16") + Tensor(C, "bfloat16")
+    local outs, rep = uop.compile(y, {transcendentals = mode}):run{validate = true, quiet = true}
+    T.ok(rep.ok, mode .. ": " .. rep.text)
+    same(uop.buffer_values(outs[1]), want, "bfloat16 a*b+c, " .. mode)
+  end
+end)

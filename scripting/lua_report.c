@@ -64,6 +64,7 @@ static void fill_kernel(ReportData *d, LProgram *lp, int i, bool compile) {
     char err[1024];
     k->name = pipeline_name(kp);
     k->ast = pipeline_root(kp, 0, NULL, 0);
+    k->native_transcendentals = pipeline_options(kp).native_transcendentals;
     if (!pipeline_root(kp, STAGE_COUNT, err, sizeof err)) k->error = own(d, strdup(err));
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const StageResult *r = pipeline_result(kp, n);

@@ -32,6 +32,7 @@ typedef struct ReportKernel {
     const char *error;                      /* the stage that failed and why, or NULL */
     const char *opts;                       /* "UPCAST axis 1 by 3, ..." or NULL */
     const char *inserted;                   /* user rules inserted: "stage 15: name", or NULL */
+    bool native_transcendentals;            /* compiled with {transcendentals = "native"} */
     /* the compiled kernel (report_html only); NULL when not compiled */
     const char *ir_before, *ir_after, *assembly;
     const char *compile_error;              /* why it is not compiled, or NULL */

@@ -238,7 +238,7 @@ static void stage_section(StrBuf *sb, const ReportKernel *k, int ki, int n, cons
         sb_puts(sb, "<br><span class=\"meta\">phase ");
         ESC(sb, st->phase);
         sb_puts(sb, "; runs ");
-        ESC(sb, stage_runs(st, runs, sizeof runs));
+        ESC(sb, stage_runs_for(st, k->native_transcendentals, runs, sizeof runs));
         sb_puts(sb, "</span></p>\n");
         if (st->note) {
             sb_printf(sb, "<p class=\"note\"><b>%s:</b> ", stage_status_name(st->status));

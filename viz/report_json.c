@@ -178,7 +178,7 @@ static void json_program(StrBuf *sb, const Schedule *s) {
     sb_puts(sb, "\n    ]\n  },\n");
 }
 
-static void json_stage(StrBuf *sb, int n, const ReportStage *r) {
+static void json_stage(StrBuf *sb, int n, const ReportStage *r, bool native_transcendentals) {
     const Stage *st = stage_get(n);
     char runs[256];
     sb_printf(sb, "        {\"number\": %d, \"name\": ", n);
@@ -188,7 +188,7 @@ static void json_stage(StrBuf *sb, int n, const ReportStage *r) {
     sb_printf(sb, ", \"status\": \"%s\", \"note\": ", stage_status_name(st->status));
     json_string_or_null(sb, st->note);
     sb_puts(sb, ", \"runs\": ");
-    json_string(sb, stage_runs(st, runs, sizeof runs));
+    json_string(sb, stage_runs_for(st, native_transcendentals, runs, sizeof runs));
     sb_printf(sb, ",\n         \"ran\": %s, \"nodes_before\": %zu, \"nodes_after\": %zu, \"rewrites\": %zu, \"ms\": ",
               r->ran ? "true" : "false", r->nodes_before, r->nodes_after, r->rewrites);
     json_number(sb, r->ran ? r->ms : 0);
@@ -255,7 +255,7 @@ void report_json(StrBuf *sb, const ReportProgram *p) {
         json_number(sb, total);
         sb_puts(sb, ",\n     \"stages\": [\n");
         for (int n = 1; n <= STAGE_COUNT; n++) {
-            json_stage(sb, n, &k->stages[n]);
+            json_stage(sb, n, &k->stages[n], k->native_transcendentals);
             sb_puts(sb, n < STAGE_COUNT ? ",\n" : "\n");
         }
         sb_puts(sb, "     ]}");

@@ -187,3 +187,12 @@ T.test("an unwritable file is a one-line error", function()
   T.ok(not msg:find("\n"), "one line: " .. msg)
   T.raises("bad argument #1 to 'report'", function() p:report() end)
 end)
+
+T.test("a kernel compiled with native transcendentals says so in the page and the export", function()
+  local x = Tensor.new({0.5, 1.5, 2.5}, "float32"):exp()
+  for _, case in ipairs{{nil, "pm_decomp + pm_render"}, {"native", "pm_decomp_native + pm_render"}} do
+    local p = uop.compile(x, {transcendentals = case[1]})
+    T.contains(export_of(p), '"runs": "' .. case[2], tostring(case[1]))
+    T.contains(report_of(p), "runs " .. case[2], tostring(case[1]))
+  end
+end)

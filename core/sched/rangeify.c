@@ -18,7 +18,9 @@
  *   a BUFFER or another materialised node   INDEX(buffer, flat index), the
  *             index WHERE(valid, idx, Invalid) under a pad
  *   ALU ops   the same op on the sources' values at the same indices
- * Index expressions are simplified with the "sym" rules as they are built.
+ * Index expressions are simplified with the "sym" rules as they are built;
+ * at the end the whole graph is simplified with "symbolic", as v0.12.0 does
+ * after its rangeify (symbolic_pass).
  * The result of each materialised node is BUFFERIZE(value, ranges...) with
  * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i). */
 #include <stdio.h>
@@ -425,6 +427,30 @@ static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, con
     return value_build(R, x, idx, valid, mk);
 }
 
+/* tinygrad's pass after rangeify: the whole graph, values and indices, is
+ * simplified with `symbolic` (constants folded, casts and comparisons of
+ * constants gone, like terms combined).  Its rewrites go into the step's
+ * trace under their rule names. */
+static bool symbolic_pass(SchedState *st) {
+    if (!st->nmat) return true;
+    const UOp *root = uop_intern(st->c, OP_SINK, DT_VOID, st->bufferize, st->nmat, NULL, NULL);
+    Trace t;
+    trace_init(&t);
+    const UOp *r = root ? uop_simplify(st->c, root, "symbolic", st->trace ? &t : NULL) : NULL;
+    for (size_t i = 0; r && i < t.nrewrites; i++) {
+        const TraceRewrite *w = &t.rewrites[i];
+        sched_note(st, w->rule, w->file, w->line, w->before, w->after);
+    }
+    trace_free(&t);
+    if (!r) return sched_fail(st, st->sink, "symbolic simplification after rangeify: %s", uctx_error(st->c));
+    if (uop_op(r) != OP_SINK || r->nsrc != st->nmat) return sched_fail(st, st->sink, "symbolic simplification changed the outputs");
+    for (int i = 0; i < st->nmat; i++) {
+        if (uop_op(r->src[i]) != OP_BUFFERIZE) return sched_fail(st, st->mat[i], "symbolic simplification removed a BUFFERIZE");
+        st->bufferize[i] = r->src[i];
+    }
+    return true;
+}
+
 bool sched_rangeify(SchedState *st) {
     Rangeify R = {.st = st, .c = st->c};
     stack_guard_init(&R.guard);
@@ -452,5 +478,5 @@ bool sched_rangeify(SchedState *st) {
     }
     u64map_free(&R.memo);
     free(R.ew);
-    return ok;
+    return ok && symbolic_pass(st);
 }

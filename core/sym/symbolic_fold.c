@@ -276,7 +276,8 @@ static const UOp *fold_const_alu(const Match *m, void *ud) {
     double r;
     if (!exec_float(op, fv, &r)) return NULL;
     if (dt_is_bool(u->dtype)) return uop_const_bool(CTX, r != 0);
-    if (u->dtype->sk == SK_FLOAT32) r = (double)(float)r;
+    /* as v0.12.0 folds: the result in double precision, not rounded to the
+     * dtype (a float32 1/15 stays 0.06666666666666667); the renderer rounds */
     return uop_const_float(CTX, u->dtype, r);
 }
 
@@ -310,8 +311,8 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
     if (dt_is_float(to)) {
         double v;
         if (!uop_const_value(cst, &v)) return NULL;
-        if (to->sk == SK_FLOAT32) v = (double)(float)v;
-        else if (to->sk != SK_FLOAT64) return NULL;
+        /* not rounded to float32, as v0.12.0's const_like keeps the value */
+        if (to->sk != SK_FLOAT32 && to->sk != SK_FLOAT64) return NULL;
         return uop_const_float(CTX, to, v);
     }
     if (dt_is_bool(to)) {

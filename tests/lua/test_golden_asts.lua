@@ -72,10 +72,7 @@ end
 
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
-local KNOWN = {
-  conv2d = "the input index is (oh*5 + kh*5) + (ow + kw) where tinygrad keeps (oh + kh)*5",
-  pad_flip = "the AND of the index gate lists its two clauses in the other order",
-}
+local KNOWN = {}
 
 for _, prog in ipairs(PROGRAMS) do
   local name = prog[1]

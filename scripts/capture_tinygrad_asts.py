@@ -78,6 +78,36 @@ def prog_exp_sigmoid():
     return x.exp() + x.sigmoid()
 
 
+def prog_log_softmax():
+    return data((2, 5)).log_softmax()
+
+
+def prog_sum_permute():
+    return data((2, 3, 4)).sum(2).permute(1, 0) * 2
+
+
+def prog_sum_pad():
+    return data((3, 4)).sum(1).pad(((1, 1),)) + 1
+
+
+def prog_where_bool():
+    x = data((2, 3))
+    return (x > 3).where(x, data((2, 3), start=5.0) * 0.5)
+
+
+def prog_int_div():
+    return data((6,), start=-3, dtype=dtypes.int32) // 2 + data((6,), start=1, dtype=dtypes.int32) % 3
+
+
+def prog_arange_sum():
+    return (Tensor.arange(8) + data((8,))).sum()
+
+
+def prog_shared_broadcast():
+    s = data((3, 4)).sum(1)
+    return s.reshape(3, 1).expand(3, 4) + s.reshape(1, 3).expand(4, 3).T
+
+
 PROGRAMS = {
     "matmul": prog_matmul,
     "matmul16": prog_matmul16,
@@ -89,6 +119,13 @@ PROGRAMS = {
     "pad_flip": prog_pad_flip,
     "int": prog_int,
     "exp_sigmoid": prog_exp_sigmoid,
+    "log_softmax": prog_log_softmax,
+    "sum_permute": prog_sum_permute,
+    "sum_pad": prog_sum_pad,
+    "where_bool": prog_where_bool,
+    "int_div": prog_int_div,
+    "arange_sum": prog_arange_sum,
+    "shared_broadcast": prog_shared_broadcast,
 }
 
 

@@ -1,12 +1,14 @@
 /* lua_text.c - the ways to see a graph from Lua: u:render(), u:listing(),
  * u:to_tinygrad(), uop.parse(listing), uop.from_tinygrad(text),
- * uop.dot(u [, opts]) and uop.diff(a, b [, opts]). */
+ * uop.dot(u [, opts]), uop.diff(a, b [, opts]) and uop.renumber_ranges(u),
+ * which makes two graphs comparable up to the numbering of their RANGEs. */
 #include "lua_internal.h"
 #include "../viz/listing.h"
 #include "../viz/render.h"
 #include "../viz/tinygrad_repr.h"
 #include "../viz/dot.h"
 #include "../viz/diff.h"
+#include "../core/ir/renumber_ranges.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,13 +248,37 @@ static int t_diff_dot(lua_State *L) {
     return push_sb(L, &sb);
 }
 
+/* uop.renumber_ranges(u) -> u with its RANGEs numbered 0, 1, ... in the
+ * order they first appear in its toposort; two graphs are equal up to range
+ * numbering when their renumbered graphs are the same node */
+static const UOp *renumbered(lua_State *L, int idx) {
+    const UOp *u = luop_check(L, idx);
+    const UOp *r = uop_renumber_ranges(luop_ctx(L), u);
+    if (!r) luop_ctx_error(L);
+    return r;
+}
+
+static int t_renumber_ranges(lua_State *L) {
+    luop_push(L, renumbered(L, 1));
+    return 1;
+}
+
+/* uop.same_up_to_ranges(a, b) -> true when a and b differ at most in the
+ * numbering of their RANGEs */
+static int t_same_up_to_ranges(lua_State *L) {
+    const UOp *a = renumbered(L, 1), *b = renumbered(L, 2);
+    lua_pushboolean(L, a == b);
+    return 1;
+}
+
 static const luaL_Reg text_methods[] = {
     {"render", t_render}, {"listing", t_listing}, {"to_tinygrad", t_to_tinygrad}, {NULL, NULL}};
 
 static const luaL_Reg text_funcs[] = {
     {"render", t_render}, {"listing", t_listing}, {"to_tinygrad", t_to_tinygrad},
     {"parse", t_parse}, {"from_tinygrad", t_from_tinygrad}, {"dot", t_dot},
-    {"diff", t_diff}, {"diff_dot", t_diff_dot}, {NULL, NULL}};
+    {"diff", t_diff}, {"diff_dot", t_diff_dot}, {"renumber_ranges", t_renumber_ranges},
+    {"same_up_to_ranges", t_same_up_to_ranges}, {NULL, NULL}};
 
 void luop_open_text(lua_State *L) {
     luaL_setfuncs(L, text_funcs, 0);

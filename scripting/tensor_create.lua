@@ -64,7 +64,8 @@ function Tensor.new(data, dtype)
     end
     dt = all_bool and BOOL or all_int and I32 or F32
   end
-  local store = info(dt).host and dt or F32
+  -- bfloat16 data is made float32 and cast, as tinygrad makes it
+  local store = (info(dt).host and dt ~= dtypes.bfloat16) and dt or F32
   local vals = {}
   for i, v in ipairs(flat) do vals[i] = as_const(v, store) end
   local b = wrap(uop.buffer(store, vals), {#vals}, store)
@@ -190,7 +191,7 @@ function Tensor.rand(...)
     vals[i] = (z >> (64 - bits)) * scale
   end
   if not opts.seed then rng_state = state end
-  local store = info(dt).host and dt or F32
+  local store = (info(dt).host and dt ~= dtypes.bfloat16) and dt or F32
   local b = wrap(uop.buffer(store, vals), {#vals}, store)
   return reshape_raw(b, shape):cast(dt)
 end

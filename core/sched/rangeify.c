@@ -3,22 +3,25 @@
  * Each materialised node gets a RANGE per dim of its shape (LOOP; a size-1
  * dim gets the index 0 instead).  Its value is then built at those indices,
  * walking the tensor graph towards the inputs with one index expression per
- * dim of the node being visited:
- *   RESHAPE   flatten with the new shape's strides, unflatten with the old
- *             shape's (// and %); a reshape that only adds or drops size-1
- *             dims just moves the expressions
+ * dim of the node being visited, as v0.12.0's apply_movement_op builds them:
+ *   RESHAPE   the flat position in the new shape, unflattened in the old one
+ *             with % and //, simplified with symbolic + pm_simplify_valid +
+ *             pm_drop_and_clauses (sched_reshape_indices)
  *   EXPAND    a broadcast dim reads index 0
  *   PERMUTE   the expressions are permuted back
- *   SHRINK    + start
- *   FLIP      (n-1) - i
- *   PAD       i - before, valid where before <= i < before + n; the value is
- *             WHERE(valid, x, 0) and every read below is gated by the valid
+ *   SHRINK    i + start
+ *   FLIP      (n-1) + i*-1
+ *   PAD       WHERE(valid, i + -before, Invalid) with the valid
+ *             before <= i < before + n simplified; the value is
+ *             WHERE(AND of the gates, x, 0), and the gated index carries the
+ *             gate down to every read below
  *   REDUCE_AXIS  new REDUCE ranges for the reduced dims; REDUCE(value, ranges),
  *             less the ranges the value does not use (pm_reduce_unparented)
- *   a BUFFER or another materialised node   INDEX(buffer, flat index), the
- *             index WHERE(valid, idx, Invalid) under a pad
+ *   a BUFFER or another materialised node   INDEX(buffer, flat index)
  *   ALU ops   the same op on the sources' values at the same indices
- * Index expressions are simplified with the "sym" rules as they are built.
+ * The rest of the arithmetic is simplified once, over the whole graph, by
+ * the symbolic pass at the end (symbolic_pass), as v0.12.0 does after its
+ * rangeify.
  * The result of each materialised node is BUFFERIZE(value, ranges...) with
  * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i). */
 #include <stdio.h>
@@ -56,7 +59,7 @@ typedef struct Rangeify {
     size_t ew_len, ew_cap;
 } Rangeify;
 
-static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid);
+static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx);
 
 static bool built(Rangeify *R, const UOp *x, const UOp *u) {
     if (u) return true;
@@ -66,43 +69,17 @@ static bool built(Rangeify *R, const UOp *x, const UOp *u) {
 
 static const UOp *iconst(Rangeify *R, int64_t v) { return uop_const_int(R->c, DT_INDEX, v); }
 
-/* simplifies n expressions together (one rewrite over a SINK of them) */
-static bool simplify_all(Rangeify *R, const UOp *x, const UOp **e, int n) {
-    if (n == 0) return true;
-    const UOp *s = uop_intern(R->c, OP_SINK, DT_VOID, e, n, NULL, NULL);
-    const UOp *r = s ? uop_simplify(R->c, s, "sym", NULL) : NULL;
-    if (!built(R, x, r)) return false;
-    if (uop_op(r) != OP_SINK || r->nsrc != n) return sched_fail(R->st, x, "index simplification changed the index list");
-    for (int i = 0; i < n; i++) e[i] = r->src[i];
-    return true;
-}
-
-static bool is_zero(const UOp *u) {
-    int64_t v;
-    return uop_const_int_value(u, &v) && v == 0;
-}
-
-static bool is_true(const UOp *u) {
-    int64_t v;
-    return u && uop_op(u) == OP_CONST && dt_is_bool(u->dtype) && uop_const_int_value(u, &v) && v == 1;
-}
-
-static bool is_false(const UOp *u) {
-    int64_t v;
-    return u && uop_op(u) == OP_CONST && dt_is_bool(u->dtype) && uop_const_int_value(u, &v) && v == 0;
-}
-
-/* INDEX(buf, flat index of idx in x's shape), gated by valid */
-__attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, const UOp *buf, const UOp *const *idx, const UOp *valid) {
+/* INDEX(buf, idx): a BUFFER is one-dimensional and read at its index as it
+ * is; a materialised node at the row-major index of idx in its shape (its
+ * BUFFERIZE reshaped to one dimension, as v0.12.0 flattens it).  A read
+ * under a pad is gated by the WHERE(valid, i, Invalid) its index carries. */
+__attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, const UOp *buf, const UOp *const *idx) {
     UCtx *c = R->c;
-    const UOp *flat = sched_flat_index(c, sched_shape(R->st, x), idx);
-    if (flat && valid) {
-        flat = uop_where(c, valid, flat, uop_const_arg(c, DT_INDEX, arg_invalid(c)));
-        if (flat) flat = uop_simplify(c, flat, "sym", NULL);
-    }
+    const Shape *s = sched_shape(R->st, x);
+    const UOp *flat = uop_op(buf) == OP_BUFFER && s->ndim == 1 ? idx[0] : sched_flat_index(c, s, idx);
     if (!built(R, x, flat)) return NULL;
-    const UOp *s[2] = {buf, flat};
-    const UOp *r = uop_new(c, OP_INDEX, x->dtype, s, 2, NULL);
+    const UOp *src[2] = {buf, flat};
+    const UOp *r = uop_new(c, OP_INDEX, x->dtype, src, 2, NULL);
     if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_index", x, r);
     return r;
 }
@@ -122,45 +99,19 @@ static const char *movement_rule(Op op) {
     }
 }
 
-/* the source indices of a movement op (not PAD) */
+/* The source indices of a movement op (not PAD), built as v0.12.0's
+ * apply_movement_op builds them: a RESHAPE through sched_reshape_indices
+ * (simplified there), the others as plain arithmetic left to the symbolic
+ * pass: SHRINK i + start, FLIP (n-1) + i*-1, EXPAND 0 on a broadcast dim. */
 __attribute__((noinline)) static bool movement_indices(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp **sidx) {
     UCtx *c = R->c;
     const Shape *in = sched_shape(R->st, x->src[0]), *out = sched_shape(R->st, x);
-    const UOp *todo[SHAPE_MAX_DIMS];
-    int nt = 0, at[SHAPE_MAX_DIMS];
     switch (uop_op(x)) {
     case OP_RESHAPE:
-        if (sched_pure_unit_reshape(in, out)) {
-            int j = 0;
-            for (int d = 0; d < in->ndim; d++) {
-                if (in->d[d] == 1) { sidx[d] = R->zero; continue; }
-                while (out->d[j] == 1) j++;
-                sidx[d] = idx[j++];
-            }
-            return true;
-        } else {
-            /* the flat position in the new shape, unflattened in the old */
-            const UOp *flat = R->zero;
-            int64_t stride = 1;
-            for (int d = out->ndim - 1; d >= 0 && flat; d--) {
-                if (!is_zero(idx[d]))
-                    flat = uop_binary(c, OP_ADD, stride == 1 ? idx[d] : uop_binary(c, OP_MUL, idx[d], iconst(R, stride)), flat);
-                stride *= out->d[d];
-            }
-            stride = 1;
-            for (int d = in->ndim - 1; d >= 0; d--) {
-                if (in->d[d] == 1) { sidx[d] = R->zero; continue; }
-                const UOp *e = stride == 1 ? flat : uop_binary(c, OP_IDIV, flat, iconst(R, stride));
-                e = uop_binary(c, OP_MOD, e, iconst(R, in->d[d]));
-                if (!built(R, x, e)) return false;
-                at[nt] = d;
-                todo[nt++] = e;
-                stride *= in->d[d];
-            }
-        }
-        break;
+        if (!sched_reshape_indices(c, in, out, idx, sidx)) return built(R, x, NULL);
+        return true;
     case OP_EXPAND:
-        for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == 1 ? R->zero : idx[d];
+        for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == out->d[d] ? idx[d] : R->zero;
         return true;
     case OP_PERMUTE:
         for (int d = 0; d < out->ndim; d++) sidx[x->arg->items[d]->v.i] = idx[d];
@@ -168,82 +119,64 @@ __attribute__((noinline)) static bool movement_indices(Rangeify *R, const UOp *x
     case OP_FLIP:
         for (int d = 0; d < in->ndim; d++) {
             const Arg *f = x->arg->items[d];
-            bool flip = (f->kind == ARG_BOOL ? f->v.b : f->v.i != 0) && in->d[d] > 1;
-            sidx[d] = idx[d];
-            if (!flip) continue;
-            const UOp *e = uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, idx[d], iconst(R, -1)), iconst(R, in->d[d] - 1));
-            if (!built(R, x, e)) return false;
-            at[nt] = d;
-            todo[nt++] = e;
+            bool flip = f->kind == ARG_BOOL ? f->v.b : f->v.i != 0;
+            sidx[d] = flip ? uop_binary(c, OP_ADD, iconst(R, in->d[d] - 1), uop_binary(c, OP_MUL, idx[d], iconst(R, -1)))
+                           : idx[d];
+            if (!built(R, x, sidx[d])) return false;
         }
-        break;
+        return true;
     case OP_SHRINK: {
         int64_t begin[SHAPE_MAX_DIMS];
         int nb;
         uop_int_vector(x->src[1], begin, SHAPE_MAX_DIMS, &nb);
         for (int d = 0; d < in->ndim; d++) {
-            sidx[d] = in->d[d] == 1 ? R->zero : idx[d];
-            if (begin[d] == 0 || in->d[d] == 1) continue;
-            const UOp *e = uop_binary(c, OP_ADD, idx[d], iconst(R, begin[d]));
-            if (!built(R, x, e)) return false;
-            at[nt] = d;
-            todo[nt++] = e;
+            sidx[d] = begin[d] == 0 ? idx[d] : uop_binary(c, OP_ADD, idx[d], iconst(R, begin[d]));
+            if (!built(R, x, sidx[d])) return false;
         }
-        break;
+        return true;
     }
     default: return sched_fail(R->st, x, "not a movement op");
     }
-    if (!simplify_all(R, x, todo, nt)) return false;
-    for (int i = 0; i < nt; i++) sidx[at[i]] = todo[i];
-    return true;
 }
 
-__attribute__((noinline)) static const UOp *pad_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+/* A padded dim i reads i - before where before <= i < before + n, as
+ * v0.12.0 writes it: the valid ((i < before) != true) & (i < before + n),
+ * simplified, gates the index, WHERE(valid, i + -before, Invalid), and the
+ * PAD's value is WHERE(the AND of its index gates, x, 0). */
+__attribute__((noinline)) static const UOp *pad_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
     const Shape *in = sched_shape(R->st, x->src[0]);
     int64_t before[SHAPE_MAX_DIMS], after[SHAPE_MAX_DIMS];
     int nb, na;
     uop_int_vector(x->src[1], before, SHAPE_MAX_DIMS, &nb);
     uop_int_vector(x->src[2], after, SHAPE_MAX_DIMS, &na);
-    const UOp *sidx[SHAPE_MAX_DIMS], *e[SHAPE_MAX_DIMS + 1];
-    const UOp *pv = R->yes;
-    int ne = 0, at[SHAPE_MAX_DIMS];
+    const UOp *sidx[SHAPE_MAX_DIMS];
+    const UOp *invalid = uop_const_arg(c, DT_INDEX, arg_invalid(c));
+    const UOp *all_valid = R->yes;
     for (int d = 0; d < in->ndim; d++) {
         sidx[d] = idx[d];
-        if (before[d] == 0 && after[d] == 0) continue;
-        /* before <= i, as tinygrad writes it: (i < before) != true */
-        if (before[d] > 0)
-            pv = uop_binary(c, OP_AND, pv, uop_binary(c, OP_CMPNE, uop_binary(c, OP_CMPLT, idx[d], iconst(R, before[d])), R->yes));
-        if (after[d] > 0) pv = uop_binary(c, OP_AND, pv, uop_binary(c, OP_CMPLT, idx[d], iconst(R, in->d[d] + before[d])));
-        if (before[d] != 0) {
-            at[ne] = d;
-            e[ne++] = uop_binary(c, OP_ADD, idx[d], iconst(R, -before[d]));
+        if (before[d] != 0 || after[d] != 0) {
+            const UOp *ge = uop_binary(c, OP_CMPNE, uop_binary(c, OP_CMPLT, idx[d], iconst(R, before[d])), R->yes);
+            const UOp *v = uop_binary(c, OP_AND, ge, uop_binary(c, OP_CMPLT, idx[d], iconst(R, in->d[d] + before[d])));
+            v = v ? uop_simplify(c, v, "symbolic + pm_simplify_valid", NULL) : NULL;
+            const UOp *shifted = uop_binary(c, OP_ADD, idx[d], iconst(R, -before[d]));
+            sidx[d] = v && shifted && invalid ? uop_where(c, v, shifted, invalid) : NULL;
+            if (!built(R, x, sidx[d])) return NULL;
         }
+        /* get_valid: the gate of a gated index, true for a plain one */
+        const UOp *g = uop_op(sidx[d]) == OP_WHERE && sidx[d]->src[2] == invalid ? sidx[d]->src[0] : R->yes;
+        all_valid = uop_binary(c, OP_AND, all_valid, g);
+        if (!built(R, x, all_valid)) return NULL;
     }
-    if (!built(R, x, pv)) return NULL;
-    for (int i = 0; i < ne; i++)
-        if (!built(R, x, e[i])) return NULL;
-    e[ne] = pv;
-    if (!simplify_all(R, x, e, ne + 1)) return NULL;
-    for (int i = 0; i < ne; i++) sidx[at[i]] = in->d[at[i]] == 1 ? R->zero : e[i];
-    pv = e[ne];
-    const UOp *zero = uop_const_int(c, x->dtype, 0);
-    if (!built(R, x, zero)) return NULL;
-    if (is_false(pv)) {
-        SCHED_NOTE(R->st, "rangeify_pad", x, zero);
-        return zero;
-    }
-    if (is_true(pv)) return value_at(R, x->src[0], sidx, valid);
-    const UOp *inner_valid = valid ? uop_binary(c, OP_AND, valid, pv) : pv;
-    if (!built(R, x, inner_valid)) return NULL;
-    const UOp *v = value_at(R, x->src[0], sidx, inner_valid);
+    const UOp *v = value_at(R, x->src[0], sidx);
     if (!v) return NULL;
-    const UOp *r = uop_where(c, pv, v, zero);
+    const UOp *zero = uop_const_int(c, x->dtype, 0);
+    const UOp *r = zero ? uop_where(c, all_valid, v, zero) : NULL;
     if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_pad", x, r);
     return r;
 }
 
-__attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+__attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
     Op rop = x->arg->items[0]->v.op;
     if (rop != OP_ADD && rop != OP_MAX && rop != OP_MUL)
@@ -268,7 +201,7 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
         if (!built(R, x, sidx[d])) return NULL;
         if (sidx[d] != R->zero) src[1 + nr++] = sidx[d];
     }
-    const UOp *v = value_at(R, x->src[0], sidx, valid);
+    const UOp *v = value_at(R, x->src[0], sidx);
     if (!v || nr == 0) return v;
     src[0] = v;
     const UOp *r = uop_new(c, OP_REDUCE, x->dtype, src, 1 + nr, arg_op(c, rop));
@@ -292,36 +225,36 @@ static bool is_elementwise(Rangeify *R, const UOp *x) {
     return !(ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root);
 }
 
-static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
     Op op = uop_op(x);
     const int ps = sched_pos(R->st, x);
-    if (op == OP_BUFFER) return read_at(R, x, x, idx, valid);
+    if (op == OP_BUFFER) return read_at(R, x, x, idx);
     if (ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root) {
         const UOp *buf = R->st->bufferize[R->st->mat_of[ps]];
         if (!buf) return sched_fail(R->st, x, "a materialised node read before it is built"), NULL;
-        return read_at(R, x, buf, idx, valid);
+        return read_at(R, x, buf, idx);
     }
     if (op == OP_CONST) {
         const UOp *r = uop_const_arg(c, x->dtype, x->arg);
         return built(R, x, r) ? r : NULL;
     }
-    if (op == OP_PAD) return pad_at(R, x, idx, valid);
+    if (op == OP_PAD) return pad_at(R, x, idx);
     if (op_is(op, OPF_MOVEMENT)) {
         const UOp *sidx[SHAPE_MAX_DIMS];
         if (!movement_indices(R, x, idx, sidx)) return NULL;
-        const UOp *r = value_at(R, x->src[0], sidx, valid);
+        const UOp *r = value_at(R, x->src[0], sidx);
         if (r) SCHED_NOTE(R->st, movement_rule(op), x, r);
         return r;
     }
-    if (op == OP_REDUCE_AXIS) return reduce_at(R, x, idx, valid);
+    if (op == OP_REDUCE_AXIS) return reduce_at(R, x, idx);
     return sched_fail(R->st, x, "the scheduler does not know this op"), NULL;
 }
 
-/* The value of x at idx under valid when it needs no building (a CONST, or
+/* The value of x at idx when it needs no building (a CONST, or
  * in the memo): 1 with *out set.  Otherwise 0 with its memo key in *mk, or
  * -1 on error. */
-static int value_known(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, const UOp **out,
+static int value_known(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp **out,
                        uint64_t *mk) {
     if (uop_op(x) == OP_CONST && x != R->root) {
         /* the same everywhere, with or without a DEVICE (a shape) */
@@ -331,11 +264,8 @@ static int value_known(Rangeify *R, const UOp *x, const UOp *const *idx, const U
     const Shape *s = sched_shape(R->st, x);
     if (!s) return sched_fail(R->st, x, "not part of the scheduled graph"), -1;
     if (s->ndim < 0) return sched_fail(R->st, x, "not a tensor (no shape)"), -1;
-    /* the memo key: the indices and the valid as one interned node */
-    const UOp *k[SHAPE_MAX_DIMS + 1];
-    for (int d = 0; d < s->ndim; d++) k[d] = idx[d];
-    k[s->ndim] = valid ? valid : R->yes;
-    const UOp *key = uop_intern(R->c, OP_SINK, DT_VOID, k, s->ndim + 1, NULL, NULL);
+    /* the memo key: the indices as one interned node */
+    const UOp *key = uop_intern(R->c, OP_SINK, DT_VOID, idx, s->ndim, NULL, NULL);
     if (!built(R, x, key)) return -1;
     *mk = (uint64_t)x->id << 32 | key->id;
     *out = u64map_get(&R->memo, *mk);
@@ -358,11 +288,11 @@ static bool ew_push(Rangeify *R, const UOp *x, const UOp *const *idx, uint64_t m
     return true;
 }
 
-static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk);
+static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, uint64_t mk);
 
 /* x and the elementwise nodes below it, sources first, with an explicit
  * stack; the other sources through value_build.  mk is x's memo key. */
-static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk) {
+static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *idx, uint64_t mk) {
     const size_t base = R->ew_len;
     if (!ew_push(R, x, idx, mk)) return NULL;
     const UOp *r = NULL;
@@ -382,13 +312,13 @@ static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *id
             }
             uint64_t smk;
             const UOp *v;
-            int k = value_known(R, s, sidx, valid, &v, &smk);
+            int k = value_known(R, s, sidx, &v, &smk);
             if (k < 0) break;
             if (k == 0 && is_elementwise(R, s)) {
                 if (!ew_push(R, s, sidx, smk)) break;
                 continue;
             }
-            if (k == 0 && !(v = value_build(R, s, sidx, valid, smk))) break;
+            if (k == 0 && !(v = value_build(R, s, sidx, smk))) break;
             R->ew[R->ew_len - 1].v[R->ew[R->ew_len - 1].next++] = v;
             continue;
         }
@@ -405,24 +335,48 @@ static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *id
     return ok ? r : NULL;
 }
 
-/* x at idx under valid, which is not in the memo (mk is its key) */
-static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid, uint64_t mk) {
-    if (is_elementwise(R, x)) return elementwise_at(R, x, idx, valid, mk);
+/* x at idx, which is not in the memo (mk is its key) */
+static const UOp *value_build(Rangeify *R, const UOp *x, const UOp *const *idx, uint64_t mk) {
+    if (is_elementwise(R, x)) return elementwise_at(R, x, idx, mk);
     if (stack_guard_exceeded(&R->guard))
         return sched_fail(R->st, x, "graph too deep for the scheduler: %zu nested nodes (limit ~%d)",
                           uop_graph_depth(R->st->sink), R->depth), NULL;
     R->depth++;
-    const UOp *r = compute_at(R, x, idx, valid);
+    const UOp *r = compute_at(R, x, idx);
     R->depth--;
     return r && remember(R, x, mk, r) ? r : NULL;
 }
 
-static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp *valid) {
+static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     const UOp *r;
     uint64_t mk;
-    int k = value_known(R, x, idx, valid, &r, &mk);
+    int k = value_known(R, x, idx, &r, &mk);
     if (k) return k > 0 ? r : NULL;
-    return value_build(R, x, idx, valid, mk);
+    return value_build(R, x, idx, mk);
+}
+
+/* tinygrad's pass after rangeify: the whole graph, values and indices, is
+ * simplified with `symbolic` (constants folded, casts and comparisons of
+ * constants gone, like terms combined).  Its rewrites go into the step's
+ * trace under their rule names. */
+static bool symbolic_pass(SchedState *st) {
+    if (!st->nmat) return true;
+    const UOp *root = uop_intern(st->c, OP_SINK, DT_VOID, st->bufferize, st->nmat, NULL, NULL);
+    Trace t;
+    trace_init(&t);
+    const UOp *r = root ? uop_simplify(st->c, root, "symbolic", st->trace ? &t : NULL) : NULL;
+    for (size_t i = 0; r && i < t.nrewrites; i++) {
+        const TraceRewrite *w = &t.rewrites[i];
+        sched_note(st, w->rule, w->file, w->line, w->before, w->after);
+    }
+    trace_free(&t);
+    if (!r) return sched_fail(st, st->sink, "symbolic simplification after rangeify: %s", uctx_error(st->c));
+    if (uop_op(r) != OP_SINK || r->nsrc != st->nmat) return sched_fail(st, st->sink, "symbolic simplification changed the outputs");
+    for (int i = 0; i < st->nmat; i++) {
+        if (uop_op(r->src[i]) != OP_BUFFERIZE) return sched_fail(st, st->mat[i], "symbolic simplification removed a BUFFERIZE");
+        st->bufferize[i] = r->src[i];
+    }
+    return true;
 }
 
 bool sched_rangeify(SchedState *st) {
@@ -444,7 +398,7 @@ bool sched_rangeify(SchedState *st) {
         if (!ok) break;
         R.root = m;
         u64map_free(&R.memo);
-        src[0] = value_at(&R, m, src + 1, NULL);
+        src[0] = value_at(&R, m, src + 1);
         if (!(ok = src[0] != NULL)) break;
         st->bufferize[i] = uop_new(st->c, OP_BUFFERIZE, m->dtype, src, 1 + s->ndim, arg_int(st->c, m->id));
         if (!(ok = built(&R, m, st->bufferize[i]))) break;
@@ -452,5 +406,5 @@ bool sched_rangeify(SchedState *st) {
     }
     u64map_free(&R.memo);
     free(R.ew);
-    return ok;
+    return ok && symbolic_pass(st);
 }

@@ -1,20 +1,25 @@
 /* realize.c - scheduler step 1: which tensor nodes get a buffer of their own.
  *
- * The rule:
+ * v0.12.0's rule, as its rangeify and the "debuf" cost function after it
+ * decide it:
  *   - every source of the SINK is materialised (it is an output);
  *   - every CONTIGUOUS is materialised (the user asked for it);
- *   - a REDUCE_AXIS is materialised when, on some path from it up to a
- *     materialised node (that node included), a movement op re-indexes its
- *     result: an EXPAND that broadcasts, a PAD, a SHRINK, a PERMUTE or FLIP
- *     that moves elements, or a RESHAPE that does more than add or drop
- *     size-1 dims.
+ *   - an EXPAND that broadcasts ends the loops of the dims it broadcasts:
+ *     the first elementwise op or REDUCE_AXIS below it (walking from the
+ *     outputs towards the inputs through movement ops) is a candidate;
+ *   - so is any computed node read by two or more consumers that read it
+ *     at different indices (approximated: one of them is a REDUCE_AXIS or
+ *     a movement op that re-indexes);
+ *   - a candidate keeps its buffer only when what it computes holds a
+ *     reduction that reads a buffer, or reads more than 3 buffers;
+ *     otherwise it is computed again wherever it is read (checked sources
+ *     first, once the sources' own decisions are known);
  *   - input BUFFERs are already materialised; nothing else is.
- * Everything else is computed inline by the kernel that reads it.  So a
- * reduction stays inside the kernel when it is only combined elementwise at
- * its own index (matmul: one kernel, the sum over the shared axis inside),
- * and gets its own kernel when its result would otherwise be recomputed for
- * every element it is broadcast to (softmax: max, sum of exp, divide).
- * Elementwise work is recomputed where it is read (as tinygrad does). */
+ * So a reduction stays inside the kernel when it is only combined
+ * elementwise at its own index, or permuted, reshaped or padded (matmul:
+ * one kernel), and gets its own kernel when its result is broadcast
+ * (softmax: max, sum of exp, divide); log_softmax keeps the log of the sum
+ * with the sum. */
 #include <stdlib.h>
 #include "schedule_internal.h"
 
@@ -50,37 +55,119 @@ static bool reindexes(const SchedState *st, const UOp *x) {
 /* the sources of x that are tensors (a movement op's sizes are not) */
 static int tensor_srcs(const UOp *x) { return op_is(uop_op(x), OPF_MOVEMENT) ? 1 : x->nsrc; }
 
+/* an EXPAND that broadcasts a dim to more than one element */
+static bool broadcasts(const SchedState *st, const UOp *x) {
+    if (uop_op(x) != OP_EXPAND) return false;
+    const Shape *in = sched_shape(st, x->src[0]), *out = sched_shape(st, x);
+    for (int d = 0; d < out->ndim; d++)
+        if (in->d[d] != out->d[d] && out->d[d] > 1) return true;
+    return false;
+}
+
+static bool elementwise_or_reduce(Op op) {
+    return op == OP_REDUCE_AXIS || op == OP_CAST || op == OP_BITCAST || op_is_alu(op);
+}
+
+/* the region a kernel computes for x: x and its sources, not entering
+ * materialised nodes (other than x) and input BUFFERs */
+typedef struct Region {
+    const SchedState *st;
+    const UOp *root;
+} Region;
+
+static bool region_leaf(const UOp *u, void *ud) {
+    const Region *r = ud;
+    int p = sched_pos(r->st, u);
+    return u != r->root && (uop_op(u) == OP_BUFFER || (p >= 0 && r->st->materialised[p]));
+}
+
+static bool is_read(const SchedState *st, const UOp *u) {
+    int p = sched_pos(st, u);
+    return uop_op(u) == OP_BUFFER || (p >= 0 && st->materialised[p]);
+}
+
+/* v0.12.0's cost function for a buffer it may remove: keep it when the
+ * region holds a reduction reading a buffer, or reads more than 3 buffers */
+static bool worth_a_buffer(const SchedState *st, const UOp *x, bool *ok) {
+    Region r = {st, x};
+    size_t n;
+    const UOp **topo = uop_toposort_gated(x, region_leaf, &r, &n);
+    if (!topo) { *ok = false; return true; }
+    int reads = 0;
+    bool reduce_reads = false;
+    for (size_t i = 0; i < n && !reduce_reads; i++) {
+        const UOp *u = topo[i];
+        if (u != x && is_read(st, u)) {
+            reads++;
+            continue;
+        }
+        if (uop_op(u) != OP_REDUCE_AXIS) continue;
+        Region rr = {st, u->src[0]};
+        size_t m;
+        const UOp **inner = uop_toposort_gated(u->src[0], region_leaf, &rr, &m);
+        if (!inner) { *ok = false; break; }
+        for (size_t j = 0; j < m && !reduce_reads; j++) reduce_reads = is_read(st, inner[j]);
+        free(inner);
+    }
+    free(topo);
+    return reduce_reads || reads > 3;
+}
+
 bool sched_realize(SchedState *st) {
     size_t n = st->n;
-    bool *reindexed = calloc(n ? n : 1, sizeof *reindexed);
-    if (!reindexed) return sched_fail(st, st->sink, "out of memory");
-    for (int i = 0; i < st->sink->nsrc; i++) {
+    bool *ending = calloc(n ? n : 1, sizeof *ending);      /* a broadcast above, not yet ended */
+    bool *reindexed = calloc(n ? n : 1, sizeof *reindexed); /* a consumer re-indexes or reduces it */
+    bool *candidate = calloc(n ? n : 1, sizeof *candidate);
+    int *consumers = calloc(n ? n : 1, sizeof *consumers);
+    bool ok = ending && reindexed && candidate && consumers;
+    for (int i = 0; ok && i < st->sink->nsrc; i++) {
         int p = sched_pos(st, st->sink->src[i]);
         if (!st->materialised[p]) SCHED_NOTE(st, "realize_output", st->sink->src[i], st->sink->src[i]);
         st->materialised[p] = true;
     }
     /* consumers come after their sources in the toposort, so walking it
-     * backwards sees every path above a node before the node itself */
-    for (size_t i = n; i-- > 0;) {
+     * backwards sees every consumer of a node before the node itself */
+    for (size_t i = n; ok && i-- > 0;) {
         const UOp *x = st->topo[i];
         Op op = uop_op(x);
         if (op == OP_CONTIGUOUS && !st->materialised[i]) {
             st->materialised[i] = true;
             SCHED_NOTE(st, "realize_contiguous", x, x);
         }
-        if (op == OP_REDUCE_AXIS && !st->materialised[i] && reindexed[i]) {
-            st->materialised[i] = true;
-            SCHED_NOTE(st, "realize_reduce", x, x);
+        if (st->shapes[i].ndim < 0 || op == OP_SINK) continue;
+        bool computed = op != OP_BUFFER && op != OP_CONST && op != OP_DEVICE;
+        if (!st->materialised[i] && computed &&
+            ((ending[i] && elementwise_or_reduce(op)) || (consumers[i] >= 2 && reindexed[i]))) {
+            st->materialised[i] = candidate[i] = true;
+            SCHED_NOTE(st, op == OP_REDUCE_AXIS ? "realize_reduce" : "realize_shared", x, x);
         }
-        if (st->shapes[i].ndim < 0 && op != OP_SINK) continue;
-        /* a materialised node ends the paths through it, but re-indexes too */
-        bool above = op != OP_SINK && (reindexes(st, x) || (!st->materialised[i] && reindexed[i]));
+        /* a materialised node starts new loops: the broadcast above ends there */
+        bool pass = (!st->materialised[i] && ending[i]) || broadcasts(st, x);
+        bool reidx = op == OP_REDUCE_AXIS || reindexes(st, x);
         for (int k = 0; k < tensor_srcs(x); k++) {
             int p = sched_pos(st, x->src[k]);
-            if (p >= 0) reindexed[p] |= above;
+            bool seen = false;
+            for (int j = 0; j < k && !seen; j++) seen = x->src[j] == x->src[k];
+            if (p < 0 || seen) continue;
+            ending[p] |= pass;
+            reindexed[p] |= reidx;
+            consumers[p]++;
         }
     }
+    /* the cost function, sources first: a candidate whose work is cheap is
+     * computed where it is read instead */
+    for (size_t i = 0; ok && i < n; i++) {
+        if (!candidate[i]) continue;
+        if (!worth_a_buffer(st, st->topo[i], &ok) && ok) {
+            st->materialised[i] = false;
+            SCHED_NOTE(st, "realize_undone_cheap", st->topo[i], st->topo[i]);
+        }
+    }
+    free(ending);
     free(reindexed);
+    free(candidate);
+    free(consumers);
+    if (!ok) return sched_fail(st, st->sink, "out of memory");
     int count = 0;
     for (size_t i = 0; i < n; i++) count += st->materialised[i] && uop_op(st->topo[i]) != OP_SINK;
     st->mat = malloc((count ? (size_t)count : 1) * sizeof *st->mat);

@@ -40,18 +40,75 @@ out:
     return result;
 }
 
-const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx) {
-    const UOp *flat = uop_const_int(c, DT_INDEX, 0);
-    int64_t stride = 1;
-    for (int d = s->ndim - 1; d >= 0 && flat; d--) {
-        int64_t v;
-        if (!(uop_const_int_value(idx[d], &v) && v == 0)) {
-            const UOp *term = stride == 1 ? idx[d] : uop_binary(c, OP_MUL, idx[d], uop_const_int(c, DT_INDEX, stride));
-            flat = uop_binary(c, OP_ADD, term, flat);
+/* the RANGEs of a graph in the order they first appear in its toposort */
+static int ranges_of(const UOp *root, const UOp **out, int max) {
+    size_t n;
+    const UOp **topo = uop_toposort(root, &n);
+    if (!topo) return -1;
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (uop_op(topo[i]) == OP_RANGE) {
+            if (k == max) { k = -1; break; }
+            out[k++] = topo[i];
         }
-        stride *= s->d[d];
+    free(topo);
+    return k;
+}
+
+/* root with from[i] replaced by to[i] */
+static const UOp *swap_nodes(UCtx *c, const UOp *root, const UOp *const *from, const UOp *const *to, int n) {
+    U64Map map = {0};
+    for (int i = 0; i < n; i++)
+        if (!u64map_put(&map, from[i]->id, to[i])) { u64map_free(&map); uctx_set_error(c, "out of memory"); return NULL; }
+    const UOp *r = sched_substitute(c, root, &map);
+    u64map_free(&map);
+    return r;
+}
+
+#define MAX_RESHAPE_RANGES 256
+
+bool sched_reshape_indices(UCtx *c, const Shape *in, const Shape *out, const UOp *const *idx, const UOp **sidx) {
+    const UOp *zero = uop_const_int(c, DT_INDEX, 0);
+    const UOp *sink = uop_intern(c, OP_SINK, DT_VOID, idx, out->ndim, NULL, NULL);
+    if (!zero || !sink) return false;
+    /* the ranges become placeholders numbered in order of appearance, so
+     * the rules see the same expression whatever the ranges' ids */
+    const UOp *rngs[MAX_RESHAPE_RANGES], *ph[MAX_RESHAPE_RANGES];
+    int nr = ranges_of(sink, rngs, MAX_RESHAPE_RANGES);
+    if (nr < 0) { uctx_set_error(c, "reshape: too many ranges in an index"); return false; }
+    for (int i = 0; i < nr; i++)
+        if (!(ph[i] = uop_range(c, rngs[i]->src[0], i, AXIS_PLACEHOLDER))) return false;
+    if (nr && !(sink = swap_nodes(c, sink, rngs, ph, nr))) return false;
+    /* the flat position: sum of stride * index, the last dim first */
+    const UOp *combined = zero;
+    int64_t acc = 1;
+    for (int d = out->ndim - 1; d >= 0 && combined; d--) {
+        combined = uop_binary(c, OP_ADD, combined, uop_binary(c, OP_MUL, uop_const_int(c, DT_INDEX, acc), sink->src[d]));
+        acc *= out->d[d];
     }
-    return flat ? uop_simplify(c, flat, "sym", NULL) : NULL;
+    /* unflattened in the old shape, the last dim first */
+    const UOp *axes[SHAPE_MAX_DIMS];
+    for (int d = in->ndim - 1; d >= 0 && combined; d--) {
+        const UOp *size = uop_const_int(c, DT_INDEX, in->d[d]);
+        axes[d] = uop_binary(c, OP_MOD, combined, size);
+        combined = uop_binary(c, OP_IDIV, combined, size);
+        if (!axes[d]) return false;
+    }
+    if (!combined) return false;
+    const UOp *r = uop_intern(c, OP_SINK, DT_VOID, axes, in->ndim, NULL, NULL);
+    r = r ? uop_simplify(c, r, "symbolic + pm_simplify_valid + pm_drop_and_clauses", NULL) : NULL;
+    if (r && nr) r = swap_nodes(c, r, ph, rngs, nr);
+    if (!r) return false;
+    if (uop_op(r) != OP_SINK || r->nsrc != in->ndim) { uctx_set_error(c, "reshape: simplification changed the index list"); return false; }
+    for (int d = 0; d < in->ndim; d++) sidx[d] = r->src[d];
+    return true;
+}
+
+const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx) {
+    Shape flat = {.ndim = 1};
+    flat.d[0] = shape_numel(s);
+    const UOp *out[1];
+    return sched_reshape_indices(c, &flat, s, idx, out) ? out[0] : NULL;
 }
 
 bool sched_pure_unit_reshape(const Shape *from, const Shape *to) {

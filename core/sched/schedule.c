@@ -103,7 +103,7 @@ typedef bool (*StepFn)(SchedState *st);
 static const struct {
     const char *name, *purpose;
 } step_info[5] = {
-    {"realize", "decide which tensors get a buffer: outputs, CONTIGUOUS, re-indexed reductions"},
+    {"realize", "decide which tensors get a buffer: outputs, CONTIGUOUS, broadcast or shared work holding a reduction"},
     {"rangeify", "movement ops become index arithmetic on RANGEs; materialised nodes become BUFFERIZE"},
     {"bufferize to store", "BUFFERIZE becomes a STORE into a new BUFFER, ended over its ranges"},
     {"split kernels", "each store becomes a kernel on DEFINE_GLOBALs, ranges renumbered"},

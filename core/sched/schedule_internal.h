@@ -66,7 +66,13 @@ void sched_note(SchedState *st, const char *rule, const char *file, int line, co
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
 /* true when the shapes are the same once their size-1 dims are dropped */
 bool sched_pure_unit_reshape(const Shape *from, const Shape *to);
-/* row-major flat index: sum of idx[d] * stride[d], simplified */
+/* The indices in shape `in` of the element at indices idx in shape `out`
+ * (a RESHAPE from in to out), built as v0.12.0's apply_movement_op builds
+ * them: the row-major flat position in out, unflattened in in with % and //,
+ * simplified with symbolic + pm_simplify_valid + pm_drop_and_clauses.
+ * false with uctx_error on failure. */
+bool sched_reshape_indices(UCtx *c, const Shape *in, const Shape *out, const UOp *const *idx, const UOp **sidx);
+/* row-major flat index of idx in shape s (the reshape to one dim) */
 const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx);
 
 /* the steps; each returns false with st->err set */

@@ -12,6 +12,7 @@ extern const RuleTable sym_commutative_rules;       /* symbolic_fold.c */
 extern const RuleTable sym_symbolic_rules;          /* symbolic_combine.c */
 extern const RuleTable sym_divmod_rules;            /* divmod.c */
 extern const RuleTable sym_valid_rules;             /* symbolic_valid.c */
+extern const RuleTable sym_drop_and_clauses_rules;  /* symbolic_valid.c */
 extern const RuleTable sym_sym_rules;               /* symbolic_combine.c */
 extern const RuleTable sym_memory_rules;            /* sym_memory.c */
 extern const RuleTable sym_after_long_rules;        /* symbolic_late.c */

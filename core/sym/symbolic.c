@@ -7,7 +7,10 @@
  *                     folding, AFTER and long-math rules, div/mod, gep_pushing
  *   sym             = symbolic + valid simplification + phase-3 rules +
  *                     load/store folding
- *   gep_pushing     = GEPs pushed to what they select (also inside symbolic) */
+ *   gep_pushing     = GEPs pushed to what they select (also inside symbolic)
+ *   pm_simplify_valid, pm_drop_and_clauses: what the scheduler adds to
+ *                     symbolic for index expressions (valid simplification,
+ *                     gate clauses on no range of the index dropped) */
 #include "symbolic.h"
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +27,8 @@ static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_flo
                                                    &sym_divmod_rules, &gep_pushing_rules};
 static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_vector_rules, &sym_sym_rules, &sym_memory_rules,
                                               &sym_float_sym_rules, &sym_reduce_rules};
+static const RuleTable *const valid_tables[] = {&sym_valid_rules};
+static const RuleTable *const drop_and_tables[] = {&sym_drop_and_clauses_rules};
 
 static const RuleSetDef SYM_SETS[] = {
     {"propagate_invalid", NULL, RULE_TABLES(invalid_tables),
@@ -37,6 +42,10 @@ static const RuleSetDef SYM_SETS[] = {
      "like terms combined, comparisons folded by bounds, div/mod folding, int64 math in int32, AFTER cleaned"},
     {"sym", "symbolic", RULE_TABLES(sym_tables),
      "symbolic plus valid-based simplification, phase-3 rules and load/store folding"},
+    {"pm_simplify_valid", NULL, RULE_TABLES(valid_tables),
+     "a valid's clauses simplified given each other; an index simplified given its gate"},
+    {"pm_drop_and_clauses", NULL, RULE_TABLES(drop_and_tables),
+     "clauses of an index gate that use none of the index's ranges are dropped"},
 };
 
 static void register_sets(void) {

@@ -14,7 +14,6 @@
 static bool is_invalid(const UOp *u) {
     return u && uop_op(u) == OP_CONST && u->arg && u->arg->kind == ARG_INVALID;
 }
-static bool is_gated(const UOp *u) { return uop_op(u) == OP_WHERE && is_invalid(u->src[2]); }
 static bool int_or_bool(const UOp *u) { return !dt_is_ptr(u->dtype) && (dt_is_int(u->dtype) || dt_is_bool(u->dtype)); }
 
 /* ---- propagate_invalid ---- */
@@ -25,29 +24,32 @@ static const UOp *invalid_through_cast(const Match *m, void *ud) {
 
 static bool binary_non_cmp(Op op) { return op_is(op, OPF_BINARY) && !op_is(op, OPF_COMPARISON); }
 
+/* the captures, not the root's source order: a commutative op matches
+ * with its sources swapped (the gate second), and the result puts the
+ * gated value first either way, as v0.12.0 does */
 static const UOp *invalid_through_alu(const Match *m, void *ud) {
     (void)ud;
     Op op = uop_op(ROOT);
     if (!op_is(op, OPF_BINARY)) return NULL;
-    const UOp *g = ROOT->src[0], *y = ROOT->src[1];
-    if (!is_gated(g)) return NULL;
+    const UOp *cond = GET("cond"), *x = GET("x"), *y = GET("y");
     if (is_invalid(y)) return NULL;
-    const UOp *inner = sym_bin(CTX, op, g->src[1], y);
+    const UOp *inner = sym_bin(CTX, op, x, y);
     if (op_is(op, OPF_COMPARISON)) return inner;
-    return inner ? uop_where(CTX, g->src[0], inner, g->src[2]) : NULL;
+    return inner ? uop_where(CTX, cond, inner, uop_const_arg(CTX, DT_INDEX, arg_invalid(CTX))) : NULL;
 }
 
 static const UOp *invalid_absorbs_alu(const Match *m, void *ud) {
     (void)ud;
-    if (!binary_non_cmp(uop_op(ROOT)) || !is_invalid(ROOT->src[0])) return NULL;
-    if (ROOT->src[1]->dtype != DT_INDEX) return NULL;
-    return ROOT->src[0];
+    if (!binary_non_cmp(uop_op(ROOT))) return NULL;
+    const UOp *i = GET("i"), *y = GET("y");
+    if (!is_invalid(i) || y->dtype != DT_INDEX) return NULL;
+    return i;
 }
 
 static const RuleSpec propagate_invalid_specs[] = {
     RULE_FN("invalid_through_cast", "(CAST (WHERE cond x Invalid))", invalid_through_cast),
     RULE_FN("invalid_through_alu", "(Binary (WHERE cond x Invalid) y)", invalid_through_alu),
-    RULE_FN("invalid_absorbs_alu", "(Binary Invalid y)", invalid_absorbs_alu),
+    RULE_FN("invalid_absorbs_alu", "(Binary i@Invalid y)", invalid_absorbs_alu),
 };
 const RuleTable sym_propagate_invalid_rules = {propagate_invalid_specs,
                                                   sizeof propagate_invalid_specs / sizeof *propagate_invalid_specs};
@@ -278,7 +280,8 @@ static const UOp *fold_const_alu(const Match *m, void *ud) {
     double r;
     if (!exec_float(op, fv, &r)) return NULL;
     if (dt_is_bool(u->dtype)) return uop_const_bool(CTX, r != 0);
-    if (u->dtype->sk == SK_FLOAT32) r = (double)(float)r;
+    /* as v0.12.0 folds: the result in double precision, not rounded to the
+     * dtype (a float32 1/15 stays 0.06666666666666667); the renderer rounds */
     return uop_const_float(CTX, u->dtype, r);
 }
 
@@ -319,9 +322,8 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
             bool uns = dt_is_unsigned(cst->dtype);
             if (to->sk == SK_FLOAT32) v = uns ? (double)(float)(uint64_t)i : (double)(float)i;
             else v = uns ? (double)(uint64_t)i : (double)i;
-        } else {
-            if (!uop_const_value(cst, &v)) return NULL;
-            if (to->sk == SK_FLOAT32) v = (double)(float)v;
+        } else if (!uop_const_value(cst, &v)) {
+            return NULL; /* a float is not rounded to float32: v0.12.0's const_like keeps the value */
         }
         return uop_const_float(CTX, to, v);
     }

@@ -326,3 +326,50 @@ static const RuleSpec valid_specs[] = {
     RULE_FN("gated_given_valid", "(WHERE cond x Invalid)", gated_given_valid),
 };
 const RuleTable sym_valid_rules = {valid_specs, sizeof valid_specs / sizeof *valid_specs};
+
+/* ---- pm_drop_and_clauses ----
+ * In where(cond, x, Invalid), a clause of cond that uses none of the RANGEs
+ * x uses is dropped: it gates something x's loops do not vary.  The kept
+ * clauses are AND-ed onto true in their order, as v0.12.0 builds them. */
+static bool uses_range_in(const UOp *clause, const UOp *const *rngs, size_t nr, bool *failed) {
+    size_t n;
+    const UOp **topo = uop_toposort(clause, &n);
+    if (!topo) { *failed = true; return true; }
+    bool hit = false;
+    for (size_t i = 0; i < n && !hit; i++)
+        if (uop_op(topo[i]) == OP_RANGE)
+            for (size_t j = 0; j < nr && !hit; j++) hit = rngs[j] == topo[i];
+    free(topo);
+    return hit;
+}
+
+static const UOp *drop_and_clauses(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *cond = GET("cond"), *x = GET("x");
+    const UOp *clauses[SYM_MAX_TERMS];
+    int n = sym_split(cond, OP_AND, clauses, SYM_MAX_TERMS);
+    if (n < 1) return NULL;
+    size_t nx;
+    const UOp **rngs = uop_toposort(x, &nx);
+    if (!rngs) return NULL;
+    size_t nr = 0;
+    for (size_t i = 0; i < nx; i++)
+        if (uop_op(rngs[i]) == OP_RANGE) rngs[nr++] = rngs[i];
+    bool failed = false;
+    const UOp *keep = uop_const_bool(CTX, true);
+    int kept = 0;
+    for (int i = 0; i < n && keep; i++)
+        if (uses_range_in(clauses[i], rngs, nr, &failed)) {
+            keep = uop_binary(CTX, OP_AND, keep, clauses[i]);
+            kept++;
+        }
+    free(rngs);
+    if (failed || !keep || kept == n) return NULL;
+    return uop_where(CTX, keep, x, ROOT->src[2]);
+}
+
+static const RuleSpec drop_and_clauses_specs[] = {
+    RULE_FN("drop_and_clauses", "(WHERE cond x Invalid)", drop_and_clauses),
+};
+const RuleTable sym_drop_and_clauses_rules = {drop_and_clauses_specs,
+                                              sizeof drop_and_clauses_specs / sizeof *drop_and_clauses_specs};

@@ -100,9 +100,10 @@ T.test("deep: uop.compile and a validated run of the tensor chain", function()
   local outs = p:run{validate = true, quiet = true}
   T.ok(outs, "outputs")
   local k = p:kernel(1)
-  -- the interpreter behind k:check names the depth of the kernel as
-  -- scheduled, and runs it once the constants are folded (stage 4)
-  too_deep("the interpreter", function() return k:check(0, {quiet = true}) end)
+  -- the scheduler folds the constants, as v0.12.0's symbolic pass after
+  -- rangeify does: the kernel as scheduled adds one constant
+  T.ok(k:root(0):graph_size() < 20, "the chain of constants is folded")
+  T.ok(k:check(0, {quiet = true}).ok, "point 0 checks")
   T.ok(k:check(10, {quiet = true}).ok, "stage 10 checks")
 end)
 

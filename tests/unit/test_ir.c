@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/ir/uop.h"
+#include "core/ir/renumber_ranges.h"
 #include "core/util/stack_guard.h"
 
 static void test_op_table(void **state) {
@@ -311,12 +312,45 @@ static void test_toposort_gated(void **state) {
     uctx_free(c);
 }
 
+/* the axis id of a RANGE */
+static int64_t axis_id(const UOp *r) { return r->arg->items[0]->v.i; }
+
+static void test_renumber_ranges(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *three = uop_const_int(c, DT_INDEX, 3), *four = uop_const_int(c, DT_INDEX, 4);
+    /* r7*4 + r2, with a REDUCE range r5 summed over: numbered 0, 1, 2 in order of appearance */
+    const UOp *r7 = uop_range(c, three, 7, AXIS_LOOP), *r2 = uop_range(c, four, 2, AXIS_LOOP);
+    const UOp *r5 = uop_range(c, four, 5, AXIS_REDUCE);
+    const UOp *idx = uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, r7, four), r2);
+    const UOp *root = uop_binary(c, OP_ADD, idx, r5);
+    const UOp *n = uop_renumber_ranges(c, root);
+    assert_non_null(n);
+    const UOp *m = n->src[0]->src[0]->src[0];
+    assert_int_equal(uop_op(m), OP_RANGE);
+    assert_int_equal(axis_id(m), 0);
+    assert_int_equal(axis_id(n->src[0]->src[1]), 1);
+    assert_int_equal(axis_id(n->src[1]), 2);
+    assert_int_equal(n->src[1]->arg->items[1]->v.axis, AXIS_REDUCE);
+    /* the same graph with other ids renumbers to the same node; a swap of
+     * where the ranges are used does not */
+    const UOp *s7 = uop_range(c, three, 0, AXIS_LOOP), *s2 = uop_range(c, four, 9, AXIS_LOOP);
+    const UOp *other = uop_binary(c, OP_ADD, uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, s7, four), s2),
+                                  uop_range(c, four, 1, AXIS_REDUCE));
+    assert_ptr_equal(uop_renumber_ranges(c, other), n);
+    const UOp *swapped = uop_binary(c, OP_ADD, uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, r2, four), r7), r5);
+    assert_ptr_not_equal(uop_renumber_ranges(c, swapped), n);
+    /* a graph without ranges is itself */
+    assert_ptr_equal(uop_renumber_ranges(c, four), four);
+    uctx_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
         cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
         cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort), cmocka_unit_test(test_toposort_gated),
-        cmocka_unit_test(test_stack_guard),
+        cmocka_unit_test(test_stack_guard), cmocka_unit_test(test_renumber_ranges),
     };
     return cmocka_run_group_tests_name("ir", tests, NULL, NULL);
 }

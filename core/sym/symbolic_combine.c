@@ -43,14 +43,47 @@ static bool like_terms(const UOp *a, const UOp *b, const UOp **x, int64_t *k) {
     *k = (int64_t)s;
     return true;
 }
+/* the float forms of like terms: a and b are c1*x and c2*x (a bare x counts
+ * as 1.0*x), the sum of the constants in double precision as v0.12.0 folds */
+static bool term_times_float(const UOp *t, const UOp **x, double *c) {
+    if (uop_op(t) != OP_MUL) return false;
+    for (int i = 0; i < 2; i++)
+        if (is_const(t->src[i]) && uop_const_value(t->src[i], c)) { *x = t->src[1 - i]; return true; }
+    return false;
+}
+static bool like_float_terms(const UOp *a, const UOp *b, const UOp **x, double *k) {
+    const UOp *xa = a, *xb = b;
+    double ka = 1, kb = 1;
+    bool ma = term_times_float(a, &xa, &ka), mb = term_times_float(b, &xb, &kb);
+    if (xa != xb || is_const(xa)) return false;
+    if (!ma && !mb && a != b) return false;
+    *x = xa;
+    *k = ka + kb;
+    return true;
+}
+/* x*c0 + x*c1 -> x*(c0+c1), x + x*c -> x*(c+1), x + x -> x*2, and each with
+ * a y added first: tinygrad's combine-terms rules, which apply to floats too */
+static const UOp *combine_float_terms(const Match *m) {
+    const UOp *a = ROOT->src[0], *b = ROOT->src[1], *x;
+    double k;
+    if (ROOT->dtype->count != 1) return NULL;
+    if (like_float_terms(a, b, &x, &k)) return sym_bin(CTX, OP_MUL, x, uop_const_float(CTX, ROOT->dtype, k));
+    for (int s = 0; s < 2; s++) {
+        const UOp *sum = s ? b : a, *other = s ? a : b;
+        if (uop_op(sum) != OP_ADD) continue;
+        for (int i = 0; i < 2; i++)
+            if (like_float_terms(sum->src[i], other, &x, &k))
+                return sym_bin(CTX, OP_ADD, sum->src[1 - i], sym_bin(CTX, OP_MUL, x, uop_const_float(CTX, ROOT->dtype, k)));
+    }
+    return NULL;
+}
+
 static const UOp *combine_like_terms(const Match *m, void *ud) {
     (void)ud;
     const UOp *a = ROOT->src[0], *b = ROOT->src[1], *x;
     int64_t k;
-    if (dt_is_float(ROOT->dtype) || dt_is_bool(ROOT->dtype)) {
-        /* floats only combine x+x and x*c0+x*c1 the way tinygrad does; keep ints here */
-        return NULL;
-    }
+    if (dt_is_bool(ROOT->dtype)) return NULL;
+    if (dt_is_float(ROOT->dtype)) return combine_float_terms(m);
     if (like_terms(a, b, &x, &k)) return sym_mulc(CTX, x, k);
     /* (y + t1) + t2 */
     for (int s = 0; s < 2; s++) {

@@ -89,7 +89,7 @@ local KNOWN = {
   arange_sum = "tinygrad folds the arange's inner sum into a cast of the range (pm_reduce_collapse in its "
     .. "scheduler's symbolic pass); uopdb keeps REDUCE(WHERE(r0 + r1 < 7, 0, 1), r1) - 1",
   shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "
-    .. "read through an EXPAND, cleanup_dead_axes) and folds s + s to s*2 (a float rule uopdb's symbolic does not have yet); uopdb stores all 12 and keeps the ADD",
+    .. "read through an EXPAND, cleanup_dead_axes); uopdb stores all 12",
 }
 
 for _, prog in ipairs(PROGRAMS) do

@@ -52,6 +52,12 @@ typedef struct Row {
     void (*build)(const UOp **in, const UOp **want);
 } Row;
 
+/* ---- symbolic: float like terms ---- */
+static void r_float_x_plus_x(const UOp **in, const UOp **want) { *in = add(x, x); *want = mul(x, fk(2)); }
+static void r_float_terms(const UOp **in, const UOp **want) { *in = add(mul(x, fk(2)), mul(x, fk(0.5))); *want = mul(x, fk(2.5)); }
+static void r_float_x_plus_term(const UOp **in, const UOp **want) { *in = add(x, mul(x, fk(3))); *want = mul(x, fk(4)); }
+static void r_float_y_x_x(const UOp **in, const UOp **want) { *in = add(add(y, x), x); *want = add(y, mul(x, fk(2))); }
+
 /* ---- symbolic_simple: float division ---- */
 static void r_fdiv_self(const UOp **in, const UOp **want) { *in = mul(x, recip(x)); *want = fk(1); }
 static void r_fdiv_cancel(const UOp **in, const UOp **want) { *in = mul(mul(x, y), recip(y)); *want = x; }
@@ -164,6 +170,10 @@ static void r_end_noop(const UOp **in, const UOp **want) {
 }
 
 static const Row rows[] = {
+    {"symbolic", "combine_like_terms", true, r_float_x_plus_x},
+    {"symbolic", "combine_like_terms", true, r_float_terms},
+    {"symbolic", "combine_like_terms", true, r_float_x_plus_term},
+    {"symbolic", "combine_like_terms", true, r_float_y_x_x},
     {"symbolic_simple", "fold_fdiv_self", true, r_fdiv_self},
     {"symbolic_simple", "fold_fdiv_cancel", true, r_fdiv_cancel},
     {"symbolic", "fold_fdiv_chain", true, r_fdiv_chain},

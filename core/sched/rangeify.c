@@ -30,6 +30,7 @@
 #include "reduce_unparented.h"
 #include "schedule_internal.h"
 #include "../sym/symbolic.h"
+#include "reduce_collapse.h"
 #include "../util/stack_guard.h"
 
 /* An elementwise node (an ALU op, CAST, CONTIGUOUS) reads its sources at
@@ -356,15 +357,18 @@ static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
 }
 
 /* tinygrad's pass after rangeify: the whole graph, values and indices, is
- * simplified with `symbolic` (constants folded, casts and comparisons of
- * constants gone, like terms combined).  Its rewrites go into the step's
- * trace under their rule names. */
+ * simplified with `symbolic + pm_reduce_simplify` (constants folded, casts
+ * and comparisons of constants gone, like terms combined, ranges a sum does
+ * not use dropped, a sum that only counts along its range made arithmetic:
+ * the arange fold).  Its rewrites go into the step's trace under their rule
+ * names. */
 static bool symbolic_pass(SchedState *st) {
     if (!st->nmat) return true;
     const UOp *root = uop_intern(st->c, OP_SINK, DT_VOID, st->bufferize, st->nmat, NULL, NULL);
     Trace t;
     trace_init(&t);
-    const UOp *r = root ? uop_simplify(st->c, root, "symbolic", st->trace ? &t : NULL) : NULL;
+    sched_register_rulesets();
+    const UOp *r = root ? uop_simplify(st->c, root, "symbolic + pm_reduce_simplify", st->trace ? &t : NULL) : NULL;
     for (size_t i = 0; r && i < t.nrewrites; i++) {
         const TraceRewrite *w = &t.rewrites[i];
         sched_note(st, w->rule, w->file, w->line, w->before, w->after);

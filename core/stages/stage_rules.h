@@ -19,7 +19,7 @@ extern const RuleTable pm_add_loads_rules, devectorize_rules, load_store_folding
     load_store_indexing_rules, pm_lower_index_dtype_rules, get_late_rewrite_patterns_rules,
     get_late_rewrite_patterns_native_rules, pm_render_rules, extra_matcher_rules, pm_split_ends_rules;
 /* load_collapse.c: stage 2 */
-extern const RuleTable reduce_collapse_rules, reduce_load_collapse_rules, pm_load_collapse_rules;
+extern const RuleTable reduce_load_collapse_rules, pm_load_collapse_rules;
 /* transcendental.c: EXP2/LOG2/SIN approximations, THREEFRY, MAX and SQRT */
 extern const RuleTable transcendental_rules, threefry_rules, max_sqrt_rules;
 /* linearize.c */

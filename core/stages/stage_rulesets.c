@@ -1,16 +1,15 @@
 /* stage_rulesets.c - every rule set the codegen stages run, registered by
- * tinygrad v0.12.0's name (with the symbolic sets and the scheduler's
- * pm_reduce_unparented), so a stage row, uop.ruleset(name) and the docs
+ * tinygrad v0.12.0's name (after the symbolic sets and the scheduler's
+ * reduce sets), so a stage row, uop.ruleset(name) and the docs
  * name the same thing. */
 #include <pthread.h>
 #include <stdio.h>
 #include "stage_rules.h"
-#include "../sched/reduce_unparented.h"
+#include "../sched/reduce_collapse.h"
 #include "../sym/symbolic.h"
 
 #define ONE(t) static const RuleTable *const t##_list[] = {&t}
 ONE(pm_mops_rules);
-ONE(reduce_collapse_rules);
 ONE(reduce_load_collapse_rules);
 ONE(pm_load_collapse_rules);
 ONE(pm_syntactic_sugar_rules);
@@ -19,7 +18,6 @@ ONE(pm_split_ranges_rules);
 ONE(pm_simplify_ranges_rules);
 ONE(pm_split_store_rules);
 ONE(pm_move_where_on_load_rules);
-ONE(pm_reduce_unparented_rules);
 ONE(rangeify_codegen_rules);
 ONE(pm_add_buffers_local_rules);
 ONE(pm_pre_expander_rules);
@@ -47,9 +45,6 @@ ONE(pm_linearize_cleanups_rules);
 static const RuleSetDef STAGE_SETS[] = {
     SET(pm_mops, NULL, "movement ops left on an INDEX become index arithmetic"),
     SET(pm_syntactic_sugar, NULL, "an INDEX of a pointer INDEX concatenates them"),
-    SET(reduce_collapse, NULL, "a sum over a range moved out of comparisons, counted, split over ADD (pm_reduce_collapse's own rules)"),
-    {"pm_reduce_collapse", "pm_reduce_unparented + reduce_collapse + symbolic", NULL, 0,
-     "pm_reduce_unparented + reduce_collapse + symbolic: a REDUCE whose loop the algebra removes"},
     SET(reduce_load_collapse, NULL, "a sum over r of (idx != r).where(0, e) becomes e at r = idx"),
     {"pm_reduce_load_collapse", "pm_reduce_collapse + reduce_load_collapse", NULL, 0,
      "pm_reduce_collapse + reduce_load_collapse, run on one REDUCE by pm_load_collapse"},
@@ -59,7 +54,6 @@ static const RuleSetDef STAGE_SETS[] = {
     SET(pm_simplify_ranges, NULL, "adjacent ranges merge when that adds no div/mod"),
     SET(pm_split_store, NULL, "a store loop is cut where a comparison inside it flips (CPU)"),
     SET(pm_move_where_on_load, NULL, "a WHERE guarding a load moves into the load's INDEX"),
-    SET(pm_reduce_unparented, NULL, "a reduction over ranges its value does not use becomes arithmetic"),
     SET(rangeify_codegen, NULL, "CONTIGUOUS/NOOP wrappers dropped, STORE args stripped, local broadcasts loaded"),
     SET(pm_add_buffers_local, "pm_mops", "local BUFFERIZE to DEFINE_LOCAL (not offered yet: an error naming it)"),
     SET(pm_pre_expander, NULL, "UPCAST/UNROLL ranges become UNROLL; REDUCE and STORE over them fixed"),
@@ -91,6 +85,7 @@ static const RuleSetDef STAGE_SETS[] = {
 static void register_sets(void) {
     char err[256];
     sym_register_rulesets();
+    sched_register_rulesets();
     if (!ruleset_register(STAGE_SETS, (int)(sizeof STAGE_SETS / sizeof *STAGE_SETS), err, sizeof err))
         fprintf(stderr, "uopdb: %s\n", err);
 }

@@ -86,8 +86,6 @@ end
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
 local KNOWN = {
-  arange_sum = "tinygrad folds the arange's inner sum into a cast of the range (pm_reduce_collapse in its "
-    .. "scheduler's symbolic pass); uopdb keeps REDUCE(WHERE(r0 + r1 < 7, 0, 1), r1) - 1",
   shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "
     .. "read through an EXPAND, cleanup_dead_axes); uopdb stores all 12",
 }

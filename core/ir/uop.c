@@ -49,7 +49,8 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
 size_t uctx_bytes(const UCtx *c) {
-    return c->arena.reserved_bytes + (c->nodes.cap + c->args.cap) * sizeof(PtrSlot) + c->cap_id * sizeof(UOp *);
+    return c->arena.reserved_bytes + c->nodes.cap * sizeof *c->nodes.slots + c->args.cap * sizeof(PtrSlot) +
+           c->cap_id * sizeof(UOp *);
 }
 const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
 
@@ -67,25 +68,64 @@ static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsr
     return h;
 }
 
-const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
-                      const Arg *tag) {
-    if (nsrc > 65535) { uctx_set_error(c, "%s: too many sources (%d)", op_name(op), nsrc); return NULL; }
-    uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
-    PtrTable *t = &c->nodes;
-    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t)) {
-        uctx_set_error(c, "out of memory");
-        return NULL;
+/* the table is kept at most half full: probes stay short */
+static bool nodetable_grow(NodeTable *t) {
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    uint64_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        uint64_t w = t->slots[i];
+        if (!w) continue;
+        const UOp *u = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
+        size_t j = u->hash & (ncap - 1);
+        while (ns[j]) j = (j + 1) & (ncap - 1);
+        ns[j] = w;
     }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return true;
+}
+
+/* The existing node equal to the key, or NULL with *slot the empty slot
+ * where it belongs. */
+static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const DType *dt, const UOp *const *src,
+                                   int nsrc, const Arg *arg, const Arg *tag, size_t *slot) {
     size_t mask = t->cap - 1;
-    size_t i = h & mask;
-    for (;; i = (i + 1) & mask) {
-        if (!t->slots[i].p) break;
-        if (t->slots[i].hash != h) continue;
-        const UOp *e = t->slots[i].p;
-        if (e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
+    uint64_t want = h >> NODE_TAG_SHIFT;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint64_t w = t->slots[i];
+        if (!w) { *slot = i; return NULL; }
+        if (w >> NODE_TAG_SHIFT != want) continue;
+        const UOp *e = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
+        if (e->hash == h && e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
             (nsrc == 0 || memcmp(e->src, src, (size_t)nsrc * sizeof *src) == 0))
             return e;
     }
+}
+
+/* Finds the node or makes it; with check set, a node that is not there yet
+ * is made only when it passes uop_check (existing nodes are not checked
+ * again). */
+static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                         const Arg *tag, bool check) {
+    if (nsrc > 65535) { uctx_set_error(c, "%s: too many sources (%d)", op_name(op), nsrc); return NULL; }
+    if (check)
+        for (int i = 0; i < nsrc; i++)
+            if (!src[i]) {
+                uop_check(c, op, dt, src, nsrc, arg); /* sets the error */
+                return NULL;
+            }
+    uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
+    NodeTable *t = &c->nodes;
+    if ((t->count + 1) * 2 > t->cap && !nodetable_grow(t)) {
+        uctx_set_error(c, "out of memory");
+        return NULL;
+    }
+    size_t i;
+    const UOp *e = node_find(t, h, op, dt, src, nsrc, arg, tag, &i);
+    if (e) return e;
+    if (check && !uop_check(c, op, dt, src, nsrc, arg)) return NULL;
     if (c->nid == c->cap_id) {
         size_t ncap = c->cap_id ? c->cap_id * 2 : 1024;
         const UOp **nb = realloc(c->by_id, ncap * sizeof *nb);
@@ -95,6 +135,7 @@ const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, in
     }
     UOp *u = arena_alloc(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
     if (!u) { uctx_set_error(c, "out of memory"); return NULL; }
+    if ((uintptr_t)u >> NODE_TAG_SHIFT) { uctx_set_error(c, "node memory above the 48-bit address range"); return NULL; }
     u->id = (uint32_t)c->nid;
     u->op = (uint16_t)op;
     u->nsrc = (uint16_t)nsrc;
@@ -104,9 +145,14 @@ const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, in
     u->hash = h;
     if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
     c->by_id[c->nid++] = u;
-    t->slots[i] = (PtrSlot){h, u};
+    t->slots[i] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     t->count++;
     return u;
+}
+
+const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                      const Arg *tag) {
+    return intern(c, op, dt, src, nsrc, arg, tag, false);
 }
 
 /* ---- well-formedness ---- */
@@ -252,8 +298,7 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
 
 const UOp *uop_new_tagged(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
                           const Arg *tag) {
-    if (!uop_check(c, op, dt, src, nsrc, arg)) return NULL;
-    return uop_intern(c, op, dt, src, nsrc, arg, tag);
+    return intern(c, op, dt, src, nsrc, arg, tag, true);
 }
 
 const UOp *uop_new(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg) {

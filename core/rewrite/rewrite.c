@@ -43,7 +43,7 @@
 #define DEFAULT_CHAIN_LIMIT 100000
 #define DEFAULT_TOTAL_LIMIT 10000000
 
-enum { F_VISITED = 1, F_ON_STACK = 2, F_BPM_CACHED = 4 };
+enum { F_VISITED = 1, F_ON_STACK = 2 };
 
 typedef struct Entry {
     const UOp *n, *new_n;
@@ -55,21 +55,29 @@ typedef struct Deque {
     size_t head, count, cap; /* cap is a power of two */
 } Deque;
 
-/* What the rewrite knows about one node id.  All zero means "nothing yet". */
+/* What the rewrite knows about one node id, in two records so that the
+ * walk, which touches every node, reads 16 bytes per node (four records a
+ * cache line) and the rest only where a rule fired.  All zero means
+ * "nothing yet"; each record has its own generation stamp. */
 typedef struct NodeState {
     uint32_t gen;         /* the rewrite this record belongs to */
-    uint8_t flags;
-    uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
-    uint32_t depth;       /* rewrites in the chain that made it */
-    uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
+    uint32_t flags : 4;
+    uint32_t depth : 28;  /* rewrites in the chain that made it (the limit is far below 2^28) */
     const UOp *replace;   /* the memo: what the node became */
+} NodeState;
+typedef struct NodeOrigin {
+    uint32_t gen;
+    uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
+    uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
     const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
     Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
-} NodeState;
+    bool bpm_cached;      /* bottom-up: bpm_cache holds the answer */
+} NodeOrigin;
 
 /* Buffers one rewrite uses, kept for the next one. */
 typedef struct Scratch {
     NodeState *nodes;
+    NodeOrigin *origins;
     size_t cap;
     uint32_t gen;
     Deque dq;
@@ -96,6 +104,7 @@ static Scratch *scratch_acquire(void) {
     if (++s->gen == 0) {
         /* the stamps wrapped around: forget every record */
         memset(s->nodes, 0, s->cap * sizeof *s->nodes);
+        memset(s->origins, 0, s->cap * sizeof *s->origins);
         s->gen = 1;
     }
     s->dq.head = s->dq.count = 0;
@@ -111,6 +120,7 @@ static void scratch_release(Scratch *s) {
         return;
     }
     free(s->nodes);
+    free(s->origins);
     free(s->dq.items);
     free(s->chain);
     free(s->chain_rules);
@@ -124,6 +134,7 @@ __attribute__((destructor)) static void scratch_pool_free(void) {
         Scratch *s = scratch_pool;
         scratch_pool = s->next;
         free(s->nodes);
+        free(s->origins);
         free(s->dq.items);
         free(s->chain);
         free(s->chain_rules);
@@ -177,6 +188,10 @@ static bool grow_nodes(Engine *e, size_t need) {
     if (!p) return false;
     memset(p + s->cap, 0, (cap - s->cap) * sizeof *p);
     s->nodes = p;
+    NodeOrigin *o = realloc(s->origins, cap * sizeof *o);
+    if (!o) return false;
+    memset(o + s->cap, 0, (cap - s->cap) * sizeof *o);
+    s->origins = o;
     s->cap = cap;
     return true;
 }
@@ -192,6 +207,13 @@ static inline bool have_slot(Engine *e, const UOp *u) {
 static inline NodeState *ns(Engine *e, uint32_t id) {
     NodeState *r = &e->s->nodes[id];
     if (r->gen != e->s->gen) *r = (NodeState){.gen = e->s->gen};
+    return r;
+}
+
+/* The origin record of a node id that have_slot has made room for. */
+static inline NodeOrigin *og(Engine *e, uint32_t id) {
+    NodeOrigin *r = &e->s->origins[id];
+    if (r->gen != e->s->gen) *r = (NodeOrigin){.gen = e->s->gen};
     return r;
 }
 
@@ -269,18 +291,18 @@ static bool check_cycle(Engine *e, const UOp *x, const UOp *y, Rule *last) {
     size_t steps = 0;
     uint32_t cur = x->id;
     while (cur != y->id) {
-        if (!ns(e, cur)->from || ++steps > e->chain_limit) return false;
-        cur = ns(e, cur)->from - 1;
+        if (!og(e, cur)->from || ++steps > e->chain_limit) return false;
+        cur = og(e, cur)->from - 1;
     }
     /* collect the rules from y to x, in order */
     size_t n = 0;
-    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
-        if (ns(e, cur)->from_rule) n++;
+    for (cur = x->id; cur != y->id; cur = og(e, cur)->from - 1)
+        if (og(e, cur)->from_rule) n++;
     Rule **rules = malloc((n + 1) * sizeof *rules);
     if (!rules) { fail(e, "rewrite loop at node %%%u (%s)", y->id, op_name(uop_op(y))); return true; }
     size_t k = n;
-    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
-        if (ns(e, cur)->from_rule) rules[--k] = ns(e, cur)->from_rule;
+    for (cur = x->id; cur != y->id; cur = og(e, cur)->from - 1)
+        if (og(e, cur)->from_rule) rules[--k] = og(e, cur)->from_rule;
     rules[n] = last;
     report_cycle(e, y, rules, n + 1);
     free(rules);
@@ -294,8 +316,8 @@ static void report_long_chain(Engine *e, const UOp *x, Rule *last) {
     size_t n = 0;
     rules[n++] = last;
     size_t steps = 0;
-    for (uint32_t cur = x->id; ns(e, cur)->from && n < 6 && steps++ < e->chain_limit; cur = ns(e, cur)->from - 1)
-        if (ns(e, cur)->from_rule) rules[n++] = ns(e, cur)->from_rule;
+    for (uint32_t cur = x->id; og(e, cur)->from && n < 6 && steps++ < e->chain_limit; cur = og(e, cur)->from - 1)
+        if (og(e, cur)->from_rule) rules[n++] = og(e, cur)->from_rule;
     for (size_t i = n; i-- > 0;) {
         append_rule(list, sizeof list, rules[i]);
         if (i) append_text(list, sizeof list, " -> ");
@@ -345,12 +367,13 @@ static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
 /* remembers that y was made from x (by rule r, or rebuilt when r is NULL) */
 static bool link_made_from(Engine *e, const UOp *x, const UOp *y, Rule *r) {
     if (!have_slot(e, y)) return false;
-    NodeState *ys = ns(e, y->id);
+    NodeOrigin *ys = og(e, y->id);
     if (ys->from || y->id == x->id) return true;
     ys->from = x->id + 1;
     ys->from_rule = r;
-    ys->depth = ns(e, x->id)->depth + (r ? 1 : 0);
-    if (ys->depth > e->chain_limit) {
+    uint32_t depth = ns(e, x->id)->depth + (r ? 1 : 0);
+    ns(e, y->id)->depth = depth;
+    if (depth > e->chain_limit) {
         report_long_chain(e, x, r);
         return false;
     }
@@ -365,17 +388,17 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
     const UOp *cur = n;
     for (;;) {
         if (!have_slot(e, cur)) return false;
-        ns(e, cur->id)->mark = e->epoch;
+        og(e, cur->id)->mark = e->epoch;
         const UOp *next = NULL;
         Rule *by = NULL;
-        if (ns(e, cur->id)->flags & F_BPM_CACHED) {
-            next = ns(e, cur->id)->bpm_cache;
+        if (og(e, cur->id)->bpm_cached) {
+            next = og(e, cur->id)->bpm_cache;
         } else {
             int rc = try_rules(e, cur, &next, &by);
             if (rc < 0) return false;
             if (!e->stopped || rc == 1) {
-                NodeState *cs = ns(e, cur->id);
-                cs->flags |= F_BPM_CACHED;
+                NodeOrigin *cs = og(e, cur->id);
+                cs->bpm_cached = true;
                 cs->bpm_cache = rc == 1 ? next : NULL;
                 if (rc == 1 && !link_made_from(e, cur, next, by)) return false;
             }
@@ -392,10 +415,10 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
             s->cap_chain = cap;
         }
         if (!have_slot(e, next)) return false;
-        if (!by && ns(e, next->id)->from - 1 == cur->id) by = ns(e, next->id)->from_rule;
+        if (!by && og(e, next->id)->from - 1 == cur->id) by = og(e, next->id)->from_rule;
         s->chain[nchain] = cur;
         s->chain_rules[nchain++] = by;
-        if (ns(e, next->id)->mark == e->epoch) {
+        if (og(e, next->id)->mark == e->epoch) {
             size_t start = 0;
             while (start < nchain && s->chain[start] != next) start++;
             report_cycle(e, next, s->chain_rules + start, nchain - start);
@@ -413,7 +436,7 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
 
 static void report_stuck(Engine *e, const Entry *en) {
     const UOp *made = en->new_n;
-    Rule *r = made && made->id < e->s->cap ? ns(e, made->id)->from_rule : NULL;
+    Rule *r = made && made->id < e->s->cap ? og(e, made->id)->from_rule : NULL;
     if (r)
         fail(e, "rewrite loop at node %%%u (%s): rule \"%s\" (%s:%d) rewrote it into a graph that contains it",
              en->n->id, op_name(uop_op(en->n)), rule_name(r), rule_file(r), rule_line(r));

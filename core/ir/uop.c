@@ -68,18 +68,19 @@ static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsr
     return h;
 }
 
-/* the table is kept at most half full: probes stay short */
-static bool nodetable_grow(NodeTable *t) {
+/* Doubles the table.  The nodes are re-inserted in id order, reading them
+ * where the arena put them one after another, so the pass streams through
+ * memory instead of visiting the nodes in the old table's random order. */
+static bool nodetable_grow(UCtx *c) {
+    NodeTable *t = &c->nodes;
     size_t ncap = t->cap ? t->cap * 2 : 1024;
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        uint64_t w = t->slots[i];
-        if (!w) continue;
-        const UOp *u = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
+    for (size_t id = 0; id < c->nid; id++) {
+        const UOp *u = c->by_id[id];
         size_t j = u->hash & (ncap - 1);
         while (ns[j]) j = (j + 1) & (ncap - 1);
-        ns[j] = w;
+        ns[j] = (uint64_t)(uintptr_t)u | (u->hash >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     }
     free(t->slots);
     t->slots = ns;
@@ -118,7 +119,8 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
             }
     uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
     NodeTable *t = &c->nodes;
-    if ((t->count + 1) * 2 > t->cap && !nodetable_grow(t)) {
+    /* kept at most half full: probes stay short */
+    if ((t->count + 1) * 2 > t->cap && !nodetable_grow(c)) {
         uctx_set_error(c, "out of memory");
         return NULL;
     }

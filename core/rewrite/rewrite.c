@@ -69,9 +69,9 @@ typedef struct NodeOrigin {
     uint32_t gen;
     uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
     uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
+    bool bpm_cached;      /* bottom-up: bpm_cache holds the answer */
     const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
     Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
-    bool bpm_cached;      /* bottom-up: bpm_cache holds the answer */
 } NodeOrigin;
 
 /* Buffers one rewrite uses, kept for the next one. */

@@ -99,9 +99,10 @@ static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const 
         if (!w) { *slot = i; return NULL; }
         if (w >> NODE_TAG_SHIFT != want) continue;
         const UOp *e = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
-        if (e->hash == h && e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
-            (nsrc == 0 || memcmp(e->src, src, (size_t)nsrc * sizeof *src) == 0))
-            return e;
+        if (e->hash != h || e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) continue;
+        int k = 0;
+        while (k < nsrc && e->src[k] == src[k]) k++;
+        if (k == nsrc) return e;
     }
 }
 

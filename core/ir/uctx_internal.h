@@ -32,7 +32,7 @@ typedef struct NodeTable {
 
 struct UCtx {
     Arena arena;
-    NodeTable nodes;      /* UOp*, keyed by UOp.hash */
+    NodeTable nodes;      /* UOp*, keyed by the hash of (op, dtype, src, arg, tag) */
     PtrTable args;        /* Arg*, keyed by Arg.hash */
     const UOp **by_id;    /* id -> node */
     size_t nid, cap_id;

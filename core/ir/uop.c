@@ -54,6 +54,8 @@ size_t uctx_bytes(const UCtx *c) {
 }
 const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
 
+_Static_assert(OP_COUNT <= 256, "UOp.op is one byte");
+
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
     h *= 0xff51afd7ed558ccdull;
@@ -78,9 +80,10 @@ static bool nodetable_grow(UCtx *c) {
     if (!ns) return false;
     for (size_t id = 0; id < c->nid; id++) {
         const UOp *u = c->by_id[id];
-        size_t j = u->hash & (ncap - 1);
+        uint64_t h = node_hash(uop_op(u), u->dtype, u->src, u->nsrc, u->arg, u->tag);
+        size_t j = h & (ncap - 1);
         while (ns[j]) j = (j + 1) & (ncap - 1);
-        ns[j] = (uint64_t)(uintptr_t)u | (u->hash >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
+        ns[j] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     }
     free(t->slots);
     t->slots = ns;
@@ -99,7 +102,7 @@ static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const 
         if (!w) { *slot = i; return NULL; }
         if (w >> NODE_TAG_SHIFT != want) continue;
         const UOp *e = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
-        if (e->hash != h || e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) continue;
+        if (e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) continue;
         int k = 0;
         while (k < nsrc && e->src[k] == src[k]) k++;
         if (k == nsrc) return e;
@@ -136,16 +139,15 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
         c->by_id = nb;
         c->cap_id = ncap;
     }
-    UOp *u = arena_alloc(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
+    UOp *u = arena_alloc_lines(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
     if (!u) { uctx_set_error(c, "out of memory"); return NULL; }
     if ((uintptr_t)u >> NODE_TAG_SHIFT) { uctx_set_error(c, "node memory above the 48-bit address range"); return NULL; }
     u->id = (uint32_t)c->nid;
-    u->op = (uint16_t)op;
+    u->op = (uint8_t)op;
     u->nsrc = (uint16_t)nsrc;
     u->dtype = dt;
     u->arg = arg;
     u->tag = tag;
-    u->hash = h;
     if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
     c->by_id[c->nid++] = u;
     t->slots[i] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;

@@ -78,12 +78,25 @@ static bool nodetable_grow(UCtx *c) {
     size_t ncap = t->cap ? t->cap * 2 : 1024;
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
-    for (size_t id = 0; id < c->nid; id++) {
-        const UOp *u = c->by_id[id];
-        uint64_t h = node_hash(uop_op(u), u->dtype, u->src, u->nsrc, u->arg, u->tag);
-        size_t j = h & (ncap - 1);
-        while (ns[j]) j = (j + 1) & (ncap - 1);
-        ns[j] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
+    /* the hashes run GROW_AHEAD nodes ahead of the inserts, and each slot is
+     * fetched when its hash is known, so the cache misses overlap */
+    enum { GROW_AHEAD = 16 };
+    uint64_t ring[GROW_AHEAD];
+    size_t n = c->nid;
+    for (size_t id = 0; id < n + GROW_AHEAD; id++) {
+        if (id >= GROW_AHEAD) {
+            size_t k = id - GROW_AHEAD;
+            uint64_t h = ring[k % GROW_AHEAD];
+            size_t j = h & (ncap - 1);
+            while (ns[j]) j = (j + 1) & (ncap - 1);
+            ns[j] = (uint64_t)(uintptr_t)c->by_id[k] | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
+        }
+        if (id < n) {
+            const UOp *u = c->by_id[id];
+            uint64_t h = node_hash(uop_op(u), u->dtype, u->src, u->nsrc, u->arg, u->tag);
+            ring[id % GROW_AHEAD] = h;
+            __builtin_prefetch(&ns[h & (ncap - 1)], 1);
+        }
     }
     free(t->slots);
     t->slots = ns;

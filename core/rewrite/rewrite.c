@@ -9,9 +9,9 @@
  *            way a new node is visited and linked back in stage 2;
  *   stage 2  the node's replacement is its new node's replacement.
  * Entries whose inputs are not ready go to the front of the deque and are
- * retried later.  The memo (replace) and the bookkeeping live in one array
- * of per-node records indexed by node id, grown as the rewrite creates
- * nodes.  The arrays are kept between calls (a small per-thread pool, since
+ * retried later.  The memo (replace) and the bookkeeping live in an array
+ * of per-node records indexed by node id (and, for bottom_up, a second one
+ * for the fixed point), grown as the rewrite creates nodes.  The arrays are kept between calls (a small per-thread pool, since
  * rule functions run rewrites of their own): a record belongs to the running
  * rewrite only when its generation stamp is the rewrite's, so starting a
  * rewrite costs nothing however large the context is.
@@ -55,30 +55,30 @@ typedef struct Deque {
     size_t head, count, cap; /* cap is a power of two */
 } Deque;
 
-/* What the rewrite knows about one node id, in two records so that the
- * walk, which touches every node, reads 16 bytes per node (four records a
- * cache line) and the rest only where a rule fired.  All zero means
+/* What the rewrite knows about one node id, in two records: the one every
+ * rewrite touches (32 bytes, two to a cache line, none across lines) and
+ * the bottom-up fixed point's, used only with bottom_up.  All zero means
  * "nothing yet"; each record has its own generation stamp. */
 typedef struct NodeState {
     uint32_t gen;         /* the rewrite this record belongs to */
     uint32_t flags : 4;
     uint32_t depth : 28;  /* rewrites in the chain that made it (the limit is far below 2^28) */
-    const UOp *replace;   /* the memo: what the node became */
-} NodeState;
-typedef struct NodeOrigin {
-    uint32_t gen;
     uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
+    const UOp *replace;   /* the memo: what the node became */
+    Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
+} NodeState;
+typedef struct BottomUpState {
+    uint32_t gen;
     uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
     bool bpm_cached;      /* bottom-up: bpm_cache holds the answer */
     const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
-    Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
-} NodeOrigin;
+} BottomUpState;
 
 /* Buffers one rewrite uses, kept for the next one. */
 typedef struct Scratch {
     NodeState *nodes;
-    NodeOrigin *origins;
-    size_t cap;
+    BottomUpState *bottom_up; /* grown only by bottom-up rewrites */
+    size_t cap, bu_cap;
     uint32_t gen;
     Deque dq;
     const UOp **chain;
@@ -104,7 +104,7 @@ static Scratch *scratch_acquire(void) {
     if (++s->gen == 0) {
         /* the stamps wrapped around: forget every record */
         memset(s->nodes, 0, s->cap * sizeof *s->nodes);
-        memset(s->origins, 0, s->cap * sizeof *s->origins);
+        memset(s->bottom_up, 0, s->bu_cap * sizeof *s->bottom_up);
         s->gen = 1;
     }
     s->dq.head = s->dq.count = 0;
@@ -120,7 +120,7 @@ static void scratch_release(Scratch *s) {
         return;
     }
     free(s->nodes);
-    free(s->origins);
+    free(s->bottom_up);
     free(s->dq.items);
     free(s->chain);
     free(s->chain_rules);
@@ -134,7 +134,7 @@ __attribute__((destructor)) static void scratch_pool_free(void) {
         Scratch *s = scratch_pool;
         scratch_pool = s->next;
         free(s->nodes);
-        free(s->origins);
+        free(s->bottom_up);
         free(s->dq.items);
         free(s->chain);
         free(s->chain_rules);
@@ -152,6 +152,7 @@ typedef struct Engine {
     RewriteRun run;
     bool error;
     Scratch *s;
+    bool bottom_up;
     uint32_t epoch;
     /* limits and counters */
     size_t nrewrites, total_limit, chain_limit, stop_after;
@@ -183,21 +184,24 @@ static bool grow_nodes(Engine *e, size_t need) {
     Scratch *s = e->s;
     size_t cap = s->cap ? s->cap : 1024;
     while (cap < need) cap *= 2;
+    if (e->bottom_up && cap > s->bu_cap) {
+        BottomUpState *o = realloc(s->bottom_up, cap * sizeof *o);
+        if (!o) return false;
+        memset(o + s->bu_cap, 0, (cap - s->bu_cap) * sizeof *o);
+        s->bottom_up = o;
+        s->bu_cap = cap;
+    }
     if (cap <= s->cap) return true;
     NodeState *p = realloc(s->nodes, cap * sizeof *p);
     if (!p) return false;
     memset(p + s->cap, 0, (cap - s->cap) * sizeof *p);
     s->nodes = p;
-    NodeOrigin *o = realloc(s->origins, cap * sizeof *o);
-    if (!o) return false;
-    memset(o + s->cap, 0, (cap - s->cap) * sizeof *o);
-    s->origins = o;
     s->cap = cap;
     return true;
 }
 
 static inline bool have_slot(Engine *e, const UOp *u) {
-    if (u->id < e->s->cap) return true;
+    if (u->id < e->s->cap && (!e->bottom_up || u->id < e->s->bu_cap)) return true;
     if (grow_nodes(e, (size_t)u->id + 1)) return true;
     fail(e, "out of memory in graph_rewrite");
     return false;
@@ -210,10 +214,10 @@ static inline NodeState *ns(Engine *e, uint32_t id) {
     return r;
 }
 
-/* The origin record of a node id that have_slot has made room for. */
-static inline NodeOrigin *og(Engine *e, uint32_t id) {
-    NodeOrigin *r = &e->s->origins[id];
-    if (r->gen != e->s->gen) *r = (NodeOrigin){.gen = e->s->gen};
+/* The bottom-up record of a node id that have_slot has made room for. */
+static inline BottomUpState *bu(Engine *e, uint32_t id) {
+    BottomUpState *r = &e->s->bottom_up[id];
+    if (r->gen != e->s->gen) *r = (BottomUpState){.gen = e->s->gen};
     return r;
 }
 
@@ -291,18 +295,18 @@ static bool check_cycle(Engine *e, const UOp *x, const UOp *y, Rule *last) {
     size_t steps = 0;
     uint32_t cur = x->id;
     while (cur != y->id) {
-        if (!og(e, cur)->from || ++steps > e->chain_limit) return false;
-        cur = og(e, cur)->from - 1;
+        if (!ns(e, cur)->from || ++steps > e->chain_limit) return false;
+        cur = ns(e, cur)->from - 1;
     }
     /* collect the rules from y to x, in order */
     size_t n = 0;
-    for (cur = x->id; cur != y->id; cur = og(e, cur)->from - 1)
-        if (og(e, cur)->from_rule) n++;
+    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) n++;
     Rule **rules = malloc((n + 1) * sizeof *rules);
     if (!rules) { fail(e, "rewrite loop at node %%%u (%s)", y->id, op_name(uop_op(y))); return true; }
     size_t k = n;
-    for (cur = x->id; cur != y->id; cur = og(e, cur)->from - 1)
-        if (og(e, cur)->from_rule) rules[--k] = og(e, cur)->from_rule;
+    for (cur = x->id; cur != y->id; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) rules[--k] = ns(e, cur)->from_rule;
     rules[n] = last;
     report_cycle(e, y, rules, n + 1);
     free(rules);
@@ -316,8 +320,8 @@ static void report_long_chain(Engine *e, const UOp *x, Rule *last) {
     size_t n = 0;
     rules[n++] = last;
     size_t steps = 0;
-    for (uint32_t cur = x->id; og(e, cur)->from && n < 6 && steps++ < e->chain_limit; cur = og(e, cur)->from - 1)
-        if (og(e, cur)->from_rule) rules[n++] = og(e, cur)->from_rule;
+    for (uint32_t cur = x->id; ns(e, cur)->from && n < 6 && steps++ < e->chain_limit; cur = ns(e, cur)->from - 1)
+        if (ns(e, cur)->from_rule) rules[n++] = ns(e, cur)->from_rule;
     for (size_t i = n; i-- > 0;) {
         append_rule(list, sizeof list, rules[i]);
         if (i) append_text(list, sizeof list, " -> ");
@@ -367,13 +371,12 @@ static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
 /* remembers that y was made from x (by rule r, or rebuilt when r is NULL) */
 static bool link_made_from(Engine *e, const UOp *x, const UOp *y, Rule *r) {
     if (!have_slot(e, y)) return false;
-    NodeOrigin *ys = og(e, y->id);
+    NodeState *ys = ns(e, y->id);
     if (ys->from || y->id == x->id) return true;
     ys->from = x->id + 1;
     ys->from_rule = r;
-    uint32_t depth = ns(e, x->id)->depth + (r ? 1 : 0);
-    ns(e, y->id)->depth = depth;
-    if (depth > e->chain_limit) {
+    ys->depth = ns(e, x->id)->depth + (r ? 1 : 0);
+    if (ys->depth > e->chain_limit) {
         report_long_chain(e, x, r);
         return false;
     }
@@ -388,16 +391,16 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
     const UOp *cur = n;
     for (;;) {
         if (!have_slot(e, cur)) return false;
-        og(e, cur->id)->mark = e->epoch;
+        bu(e, cur->id)->mark = e->epoch;
         const UOp *next = NULL;
         Rule *by = NULL;
-        if (og(e, cur->id)->bpm_cached) {
-            next = og(e, cur->id)->bpm_cache;
+        if (bu(e, cur->id)->bpm_cached) {
+            next = bu(e, cur->id)->bpm_cache;
         } else {
             int rc = try_rules(e, cur, &next, &by);
             if (rc < 0) return false;
             if (!e->stopped || rc == 1) {
-                NodeOrigin *cs = og(e, cur->id);
+                BottomUpState *cs = bu(e, cur->id);
                 cs->bpm_cached = true;
                 cs->bpm_cache = rc == 1 ? next : NULL;
                 if (rc == 1 && !link_made_from(e, cur, next, by)) return false;
@@ -415,10 +418,10 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
             s->cap_chain = cap;
         }
         if (!have_slot(e, next)) return false;
-        if (!by && og(e, next->id)->from - 1 == cur->id) by = og(e, next->id)->from_rule;
+        if (!by && ns(e, next->id)->from - 1 == cur->id) by = ns(e, next->id)->from_rule;
         s->chain[nchain] = cur;
         s->chain_rules[nchain++] = by;
-        if (og(e, next->id)->mark == e->epoch) {
+        if (bu(e, next->id)->mark == e->epoch) {
             size_t start = 0;
             while (start < nchain && s->chain[start] != next) start++;
             report_cycle(e, next, s->chain_rules + start, nchain - start);
@@ -436,7 +439,7 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
 
 static void report_stuck(Engine *e, const Entry *en) {
     const UOp *made = en->new_n;
-    Rule *r = made && made->id < e->s->cap ? og(e, made->id)->from_rule : NULL;
+    Rule *r = made && made->id < e->s->cap ? ns(e, made->id)->from_rule : NULL;
     if (r)
         fail(e, "rewrite loop at node %%%u (%s): rule \"%s\" (%s:%d) rewrote it into a graph that contains it",
              en->n->id, op_name(uop_op(en->n)), rule_name(r), rule_file(r), rule_line(r));
@@ -548,6 +551,7 @@ static void engine_init(Engine *e, UCtx *c, const RuleSet *rs, const RewriteOpts
     e->total_limit = max ? max : DEFAULT_TOTAL_LIMIT;
     e->chain_limit = max && max < DEFAULT_CHAIN_LIMIT ? max : DEFAULT_CHAIN_LIMIT;
     e->pass_name = o && o->name ? o->name : ruleset_name(rs);
+    e->bottom_up = o && o->bottom_up;
     e->s = scratch_acquire();
 }
 

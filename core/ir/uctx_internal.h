@@ -20,9 +20,19 @@ typedef struct PtrTable {
 /* doubles the table; false when out of memory */
 bool ptrtable_grow(PtrTable *t);
 
+/* The node set: open addressing, one 8-byte word per slot holding the
+ * node's address (below 2^48 on the 64-bit systems this runs on) with the
+ * top 16 bits of its hash above it, so a probe compares hashes without
+ * touching the node and a cache line holds eight slots. */
+#define NODE_TAG_SHIFT 48
+typedef struct NodeTable {
+    uint64_t *slots;     /* 0: empty */
+    size_t cap, count;   /* cap is a power of two */
+} NodeTable;
+
 struct UCtx {
     Arena arena;
-    PtrTable nodes;       /* UOp*, keyed by UOp.hash */
+    NodeTable nodes;      /* UOp*, keyed by the hash of (op, dtype, src, arg, tag) */
     PtrTable args;        /* Arg*, keyed by Arg.hash */
     const UOp **by_id;    /* id -> node */
     size_t nid, cap_id;

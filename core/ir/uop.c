@@ -49,9 +49,12 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
 size_t uctx_bytes(const UCtx *c) {
-    return c->arena.reserved_bytes + (c->nodes.cap + c->args.cap) * sizeof(PtrSlot) + c->cap_id * sizeof(UOp *);
+    return c->arena.reserved_bytes + c->nodes.cap * sizeof *c->nodes.slots + c->args.cap * sizeof(PtrSlot) +
+           c->cap_id * sizeof(UOp *);
 }
 const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
+
+_Static_assert(OP_COUNT <= 256, "UOp.op is one byte");
 
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -67,25 +70,81 @@ static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsr
     return h;
 }
 
-const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
-                      const Arg *tag) {
+/* Doubles the table.  The nodes are re-inserted in id order, reading them
+ * where the arena put them one after another, so the pass streams through
+ * memory instead of visiting the nodes in the old table's random order. */
+static bool nodetable_grow(UCtx *c) {
+    NodeTable *t = &c->nodes;
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    uint64_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    /* the hashes run GROW_AHEAD nodes ahead of the inserts, and each slot is
+     * fetched when its hash is known, so the cache misses overlap */
+    enum { GROW_AHEAD = 16 };
+    uint64_t ring[GROW_AHEAD];
+    size_t n = c->nid;
+    for (size_t id = 0; id < n + GROW_AHEAD; id++) {
+        if (id >= GROW_AHEAD) {
+            size_t k = id - GROW_AHEAD;
+            uint64_t h = ring[k % GROW_AHEAD];
+            size_t j = h & (ncap - 1);
+            while (ns[j]) j = (j + 1) & (ncap - 1);
+            ns[j] = (uint64_t)(uintptr_t)c->by_id[k] | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
+        }
+        if (id < n) {
+            const UOp *u = c->by_id[id];
+            uint64_t h = node_hash(uop_op(u), u->dtype, u->src, u->nsrc, u->arg, u->tag);
+            ring[id % GROW_AHEAD] = h;
+            __builtin_prefetch(&ns[h & (ncap - 1)], 1);
+        }
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return true;
+}
+
+/* The existing node equal to the key, or NULL with *slot the empty slot
+ * where it belongs. */
+static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const DType *dt, const UOp *const *src,
+                                   int nsrc, const Arg *arg, const Arg *tag, size_t *slot) {
+    size_t mask = t->cap - 1;
+    uint64_t want = h >> NODE_TAG_SHIFT;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint64_t w = t->slots[i];
+        if (!w) { *slot = i; return NULL; }
+        if (w >> NODE_TAG_SHIFT != want) continue;
+        const UOp *e = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
+        if (e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) continue;
+        int k = 0;
+        while (k < nsrc && e->src[k] == src[k]) k++;
+        if (k == nsrc) return e;
+    }
+}
+
+/* Finds the node or makes it; with check set, a node that is not there yet
+ * is made only when it passes uop_check (existing nodes are not checked
+ * again). */
+static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                         const Arg *tag, bool check) {
     if (nsrc > 65535) { uctx_set_error(c, "%s: too many sources (%d)", op_name(op), nsrc); return NULL; }
+    if (check)
+        for (int i = 0; i < nsrc; i++)
+            if (!src[i]) {
+                uop_check(c, op, dt, src, nsrc, arg); /* sets the error */
+                return NULL;
+            }
     uint64_t h = node_hash(op, dt, src, nsrc, arg, tag);
-    PtrTable *t = &c->nodes;
-    if ((t->count + 1) * 4 > t->cap * 3 && !ptrtable_grow(t)) {
+    NodeTable *t = &c->nodes;
+    /* kept at most half full: probes stay short */
+    if ((t->count + 1) * 2 > t->cap && !nodetable_grow(c)) {
         uctx_set_error(c, "out of memory");
         return NULL;
     }
-    size_t mask = t->cap - 1;
-    size_t i = h & mask;
-    for (;; i = (i + 1) & mask) {
-        if (!t->slots[i].p) break;
-        if (t->slots[i].hash != h) continue;
-        const UOp *e = t->slots[i].p;
-        if (e->op == op && e->dtype == dt && e->arg == arg && e->tag == tag && e->nsrc == nsrc &&
-            (nsrc == 0 || memcmp(e->src, src, (size_t)nsrc * sizeof *src) == 0))
-            return e;
-    }
+    size_t i;
+    const UOp *e = node_find(t, h, op, dt, src, nsrc, arg, tag, &i);
+    if (e) return e;
+    if (check && !uop_check(c, op, dt, src, nsrc, arg)) return NULL;
     if (c->nid == c->cap_id) {
         size_t ncap = c->cap_id ? c->cap_id * 2 : 1024;
         const UOp **nb = realloc(c->by_id, ncap * sizeof *nb);
@@ -93,20 +152,25 @@ const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, in
         c->by_id = nb;
         c->cap_id = ncap;
     }
-    UOp *u = arena_alloc(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
+    UOp *u = arena_alloc_lines(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
     if (!u) { uctx_set_error(c, "out of memory"); return NULL; }
+    if ((uintptr_t)u >> NODE_TAG_SHIFT) { uctx_set_error(c, "node memory above the 48-bit address range"); return NULL; }
     u->id = (uint32_t)c->nid;
-    u->op = (uint16_t)op;
+    u->op = (uint8_t)op;
     u->nsrc = (uint16_t)nsrc;
     u->dtype = dt;
     u->arg = arg;
     u->tag = tag;
-    u->hash = h;
     if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
     c->by_id[c->nid++] = u;
-    t->slots[i] = (PtrSlot){h, u};
+    t->slots[i] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     t->count++;
     return u;
+}
+
+const UOp *uop_intern(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                      const Arg *tag) {
+    return intern(c, op, dt, src, nsrc, arg, tag, false);
 }
 
 /* ---- well-formedness ---- */
@@ -252,8 +316,7 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
 
 const UOp *uop_new_tagged(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
                           const Arg *tag) {
-    if (!uop_check(c, op, dt, src, nsrc, arg)) return NULL;
-    return uop_intern(c, op, dt, src, nsrc, arg, tag);
+    return intern(c, op, dt, src, nsrc, arg, tag, true);
 }
 
 const UOp *uop_new(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg) {

@@ -13,17 +13,18 @@
 
 typedef struct UCtx UCtx;
 
+/* 48 bytes before the sources, so a node of two sources is one 64-byte
+ * cache line (nodes are allocated line-aligned). */
 typedef struct UOp {
     uint32_t id;
-    uint16_t op;          /* Op */
+    uint8_t op;           /* Op */
+    uint8_t bounds_state; /* low 2 bits: bounds unknown/computed; above: cached symbolic facts (core/sym/bounds.h) */
     uint16_t nsrc;
     const DType *dtype;
     const Arg *arg;       /* NULL: None */
     const Arg *tag;       /* NULL: no tag */
-    uint64_t hash;
     /* lazily computed value bounds (see core/sym/bounds.h) */
     int64_t vmin, vmax;
-    uint8_t bounds_state; /* low 2 bits: bounds unknown/computed; above: cached symbolic facts (core/sym/bounds.h) */
     const struct UOp *src[];
 } UOp;
 

@@ -9,9 +9,9 @@
  *            way a new node is visited and linked back in stage 2;
  *   stage 2  the node's replacement is its new node's replacement.
  * Entries whose inputs are not ready go to the front of the deque and are
- * retried later.  The memo (replace) and the bookkeeping live in one array
- * of per-node records indexed by node id, grown as the rewrite creates
- * nodes.  The arrays are kept between calls (a small per-thread pool, since
+ * retried later.  The memo (replace) and the bookkeeping live in an array
+ * of per-node records indexed by node id (and, for bottom_up, a second one
+ * for the fixed point), grown as the rewrite creates nodes.  The arrays are kept between calls (a small per-thread pool, since
  * rule functions run rewrites of their own): a record belongs to the running
  * rewrite only when its generation stamp is the rewrite's, so starting a
  * rewrite costs nothing however large the context is.
@@ -43,7 +43,7 @@
 #define DEFAULT_CHAIN_LIMIT 100000
 #define DEFAULT_TOTAL_LIMIT 10000000
 
-enum { F_VISITED = 1, F_ON_STACK = 2, F_BPM_CACHED = 4 };
+enum { F_VISITED = 1, F_ON_STACK = 2 };
 
 typedef struct Entry {
     const UOp *n, *new_n;
@@ -55,22 +55,30 @@ typedef struct Deque {
     size_t head, count, cap; /* cap is a power of two */
 } Deque;
 
-/* What the rewrite knows about one node id.  All zero means "nothing yet". */
+/* What the rewrite knows about one node id, in two records: the one every
+ * rewrite touches (32 bytes, two to a cache line, none across lines) and
+ * the bottom-up fixed point's, used only with bottom_up.  All zero means
+ * "nothing yet"; each record has its own generation stamp. */
 typedef struct NodeState {
     uint32_t gen;         /* the rewrite this record belongs to */
-    uint8_t flags;
+    uint32_t flags : 4;
+    uint32_t depth : 28;  /* rewrites in the chain that made it (the limit is far below 2^28) */
     uint32_t from;        /* id + 1 of the node this one was made from, 0 if none */
-    uint32_t depth;       /* rewrites in the chain that made it */
-    uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
     const UOp *replace;   /* the memo: what the node became */
-    const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
     Rule *from_rule;      /* the rule that made it (NULL: rebuilt with new sources) */
 } NodeState;
+typedef struct BottomUpState {
+    uint32_t gen;
+    uint32_t mark;        /* bottom-up fixed point: mark == epoch while in the chain */
+    bool bpm_cached;      /* bottom-up: bpm_cache holds the answer */
+    const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
+} BottomUpState;
 
 /* Buffers one rewrite uses, kept for the next one. */
 typedef struct Scratch {
     NodeState *nodes;
-    size_t cap;
+    BottomUpState *bottom_up; /* grown only by bottom-up rewrites */
+    size_t cap, bu_cap;
     uint32_t gen;
     Deque dq;
     const UOp **chain;
@@ -96,6 +104,7 @@ static Scratch *scratch_acquire(void) {
     if (++s->gen == 0) {
         /* the stamps wrapped around: forget every record */
         memset(s->nodes, 0, s->cap * sizeof *s->nodes);
+        memset(s->bottom_up, 0, s->bu_cap * sizeof *s->bottom_up);
         s->gen = 1;
     }
     s->dq.head = s->dq.count = 0;
@@ -111,6 +120,7 @@ static void scratch_release(Scratch *s) {
         return;
     }
     free(s->nodes);
+    free(s->bottom_up);
     free(s->dq.items);
     free(s->chain);
     free(s->chain_rules);
@@ -124,6 +134,7 @@ __attribute__((destructor)) static void scratch_pool_free(void) {
         Scratch *s = scratch_pool;
         scratch_pool = s->next;
         free(s->nodes);
+        free(s->bottom_up);
         free(s->dq.items);
         free(s->chain);
         free(s->chain_rules);
@@ -141,6 +152,7 @@ typedef struct Engine {
     RewriteRun run;
     bool error;
     Scratch *s;
+    bool bottom_up;
     uint32_t epoch;
     /* limits and counters */
     size_t nrewrites, total_limit, chain_limit, stop_after;
@@ -172,6 +184,13 @@ static bool grow_nodes(Engine *e, size_t need) {
     Scratch *s = e->s;
     size_t cap = s->cap ? s->cap : 1024;
     while (cap < need) cap *= 2;
+    if (e->bottom_up && cap > s->bu_cap) {
+        BottomUpState *o = realloc(s->bottom_up, cap * sizeof *o);
+        if (!o) return false;
+        memset(o + s->bu_cap, 0, (cap - s->bu_cap) * sizeof *o);
+        s->bottom_up = o;
+        s->bu_cap = cap;
+    }
     if (cap <= s->cap) return true;
     NodeState *p = realloc(s->nodes, cap * sizeof *p);
     if (!p) return false;
@@ -182,7 +201,7 @@ static bool grow_nodes(Engine *e, size_t need) {
 }
 
 static inline bool have_slot(Engine *e, const UOp *u) {
-    if (u->id < e->s->cap) return true;
+    if (u->id < e->s->cap && (!e->bottom_up || u->id < e->s->bu_cap)) return true;
     if (grow_nodes(e, (size_t)u->id + 1)) return true;
     fail(e, "out of memory in graph_rewrite");
     return false;
@@ -192,6 +211,13 @@ static inline bool have_slot(Engine *e, const UOp *u) {
 static inline NodeState *ns(Engine *e, uint32_t id) {
     NodeState *r = &e->s->nodes[id];
     if (r->gen != e->s->gen) *r = (NodeState){.gen = e->s->gen};
+    return r;
+}
+
+/* The bottom-up record of a node id that have_slot has made room for. */
+static inline BottomUpState *bu(Engine *e, uint32_t id) {
+    BottomUpState *r = &e->s->bottom_up[id];
+    if (r->gen != e->s->gen) *r = (BottomUpState){.gen = e->s->gen};
     return r;
 }
 
@@ -365,17 +391,17 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
     const UOp *cur = n;
     for (;;) {
         if (!have_slot(e, cur)) return false;
-        ns(e, cur->id)->mark = e->epoch;
+        bu(e, cur->id)->mark = e->epoch;
         const UOp *next = NULL;
         Rule *by = NULL;
-        if (ns(e, cur->id)->flags & F_BPM_CACHED) {
-            next = ns(e, cur->id)->bpm_cache;
+        if (bu(e, cur->id)->bpm_cached) {
+            next = bu(e, cur->id)->bpm_cache;
         } else {
             int rc = try_rules(e, cur, &next, &by);
             if (rc < 0) return false;
             if (!e->stopped || rc == 1) {
-                NodeState *cs = ns(e, cur->id);
-                cs->flags |= F_BPM_CACHED;
+                BottomUpState *cs = bu(e, cur->id);
+                cs->bpm_cached = true;
                 cs->bpm_cache = rc == 1 ? next : NULL;
                 if (rc == 1 && !link_made_from(e, cur, next, by)) return false;
             }
@@ -395,7 +421,7 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
         if (!by && ns(e, next->id)->from - 1 == cur->id) by = ns(e, next->id)->from_rule;
         s->chain[nchain] = cur;
         s->chain_rules[nchain++] = by;
-        if (ns(e, next->id)->mark == e->epoch) {
+        if (bu(e, next->id)->mark == e->epoch) {
             size_t start = 0;
             while (start < nchain && s->chain[start] != next) start++;
             report_cycle(e, next, s->chain_rules + start, nchain - start);
@@ -525,6 +551,7 @@ static void engine_init(Engine *e, UCtx *c, const RuleSet *rs, const RewriteOpts
     e->total_limit = max ? max : DEFAULT_TOTAL_LIMIT;
     e->chain_limit = max && max < DEFAULT_CHAIN_LIMIT ? max : DEFAULT_CHAIN_LIMIT;
     e->pass_name = o && o->name ? o->name : ruleset_name(rs);
+    e->bottom_up = o && o->bottom_up;
     e->s = scratch_acquire();
 }
 

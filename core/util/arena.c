@@ -52,6 +52,22 @@ void *arena_alloc(Arena *a, size_t n) {
     return p;
 }
 
+void *arena_alloc_lines(Arena *a, size_t n) {
+    n = (n + 63) & ~(size_t)63;
+    ArenaChunk *c = a->head;
+    if (c) {
+        size_t pad = (size_t)(-(uintptr_t)(c->data + c->off) & 63);
+        if (c->cap - c->off >= n + pad) {
+            c->off += pad;
+            return arena_alloc(a, n);
+        }
+    }
+    /* a new chunk (or a one-off block): 16-byte aligned, so at most 48 bytes
+     * of padding bring it to a line */
+    unsigned char *p = arena_alloc(a, n + 48);
+    return p ? p + (-(uintptr_t)p & 63) : NULL;
+}
+
 char *arena_strdup(Arena *a, const char *s) {
     size_t n = strlen(s) + 1;
     char *p = arena_alloc(a, n);

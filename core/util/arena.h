@@ -16,6 +16,9 @@ void arena_init(Arena *a);
 void arena_free(Arena *a);
 /* Returns zeroed, 16-byte aligned memory, or NULL when out of memory. */
 void *arena_alloc(Arena *a, size_t n);
+/* The same, 64-byte aligned and rounded up to a multiple of 64 bytes, so an
+ * object of at most 64 bytes sits in one cache line. */
+void *arena_alloc_lines(Arena *a, size_t n);
 char *arena_strdup(Arena *a, const char *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include "core/ir/uop.h"
 #include "core/ir/renumber_ranges.h"
 #include "core/util/stack_guard.h"
+#include "core/util/arena.h"
 
 static void test_op_table(void **state) {
     (void)state;
@@ -198,6 +199,47 @@ static void test_interning(void **state) {
     uctx_free(c);
 }
 
+/* nodes sit on 64-byte lines, so a node of two sources is one cache line */
+static void test_node_layout(void **state) {
+    (void)state;
+    assert_true(sizeof(UOp) + 2 * sizeof(UOp *) <= 64);
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10);
+    const UOp *acc = x;
+    for (int i = 0; i < 5000; i++) {
+        /* args of several sizes go to the same arena between the nodes */
+        const UOp *k = uop_const_int(c, DT_INDEX, i);
+        acc = uop_binary(c, i % 2 ? OP_ADD : OP_MUL, acc, k);
+        assert_non_null(acc);
+        assert_int_equal((uintptr_t)acc % 64, 0);
+        assert_int_equal((uintptr_t)k % 64, 0);
+        if (i % 500 == 0) assert_non_null(uop_var(c, i % 1000 ? "a_rather_long_variable_name" : "y", 0, i));
+    }
+    const UOp *w = uop_where(c, uop_binary(c, OP_CMPLT, x, acc), x, acc);
+    assert_int_equal((uintptr_t)w % 64, 0);
+    uctx_free(c);
+
+    /* the allocator itself: aligned, zeroed, not overlapping, across chunks
+     * and for blocks larger than a chunk */
+    Arena a;
+    arena_init(&a);
+    unsigned char *prev = NULL;
+    size_t prev_n = 0;
+    for (int i = 0; i < 4000; i++) {
+        size_t n = i % 97 == 0 ? 200000 : (size_t)(1 + i % 130);
+        unsigned char *p = arena_alloc_lines(&a, n);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        for (size_t k = 0; k < n; k++) assert_int_equal(p[k], 0);
+        memset(p, 0xab, n);
+        if (prev) assert_true(p + n <= prev || prev + prev_n <= p);
+        if (i % 3 == 0) assert_non_null(arena_alloc(&a, (size_t)(1 + i % 40))); /* unaligned neighbours */
+        prev = p;
+        prev_n = n;
+    }
+    arena_free(&a);
+}
+
 static void test_checks(void **state) {
     (void)state;
     UCtx *c = uctx_new();
@@ -349,6 +391,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
         cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
+        cmocka_unit_test(test_node_layout),
         cmocka_unit_test(test_checks),    cmocka_unit_test(test_toposort), cmocka_unit_test(test_toposort_gated),
         cmocka_unit_test(test_stack_guard), cmocka_unit_test(test_renumber_ranges),
     };

@@ -160,6 +160,13 @@ const RuleSet *ruleset_get(const char *name, char *err, size_t errlen) {
         out = e->built;
     } else if (e || strchr(canon, '+')) {
         RuleSet *rs = e ? build_def(e->def, err, errlen) : build_concat(canon, err, errlen);
+        /* building asks for the parts, which may add entries and move the
+         * table: find the entry again */
+        e = find(canon);
+        if (rs && e && e->built) { /* built meanwhile: keep the first */
+            ruleset_free(rs);
+            rs = e->built;
+        }
         if (rs && !e && !(e = push(NULL, canon))) {
             set_err(err, errlen, "out of memory registering '%s'%s", canon, "");
             ruleset_free(rs);

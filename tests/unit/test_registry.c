@@ -1,7 +1,8 @@
 /* test_registry.c - the rule-set registry: sets built once on first use,
  * "a + b" composed in order, bases before a set's own rules, names refused
  * when taken twice or containing '+', every registered set of the stages
- * building, freed and rebuilt, and lookups from several threads at once. */
+ * building, freed and rebuilt, lookups from several threads at once, and a
+ * set cached under its name when building its base grows the table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +77,36 @@ static void test_every_registered_set_builds(void **state) {
     }
 }
 
+/* A set whose base is a composition makes the registry add the
+ * composition's entry while the set is being built; when that moves the
+ * table, the set must still be cached under its own name (built once).
+ * MANY fillers and MANY sets composed over them are registered first; then
+ * each lookup adds exactly one entry, so the lookups step the table one by
+ * one across the growth at 512 entries (with fewer than 100 entries before). */
+#define MANY 200
+static RuleSetDef many[2 * MANY];
+static char many_names[2 * MANY][24], many_bases[MANY][40];
+
+static void test_composed_base_while_the_table_grows(void **state) {
+    (void)state;
+    char err[300];
+    assert_true(ruleset_def_count() < 100);
+    for (int i = 0; i < MANY; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "test_many_%d", i);
+        snprintf(many_names[MANY + i], sizeof many_names[MANY + i], "test_composed_%d", i);
+        snprintf(many_bases[i], sizeof many_bases[i], "test_a + test_many_%d", i);
+        many[i] = (RuleSetDef){many_names[i], NULL, RULE_TABLES(b_list), "filler"};
+        many[MANY + i] = (RuleSetDef){many_names[MANY + i], many_bases[i], RULE_TABLES(b_list), "composed base"};
+    }
+    assert_true(ruleset_register(many, 2 * MANY, err, sizeof err));
+    for (int i = 0; i < MANY; i++) {
+        const RuleSet *first = ruleset_get(many_names[MANY + i], err, sizeof err);
+        assert_non_null(first);
+        assert_int_equal(ruleset_count(first), 4);
+        assert_ptr_equal(ruleset_get(many_names[MANY + i], err, sizeof err), first);
+    }
+}
+
 static void *lookup_many(void *arg) {
     (void)arg;
     for (int i = 0; i < 200; i++)
@@ -107,6 +138,7 @@ int main(void) {
         cmocka_unit_test(test_build_compose_and_names),
         cmocka_unit_test(test_every_registered_set_builds),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_composed_base_while_the_table_grows),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -66,7 +66,7 @@ static const RuleSetDef STAGE_SETS[] = {
     SET(load_store_folding, NULL, "INDEX of a VECTORIZE expanded; contiguous lanes folded into vector loads/stores"),
     SET(correct_load_store, NULL, "vector loads/stores split to the widths the target has"),
     SET(load_store_indexing, NULL, "a true gate dropped from an INDEX"),
-    SET(pm_lower_index_dtype, NULL, "index becomes int32 where bounds allow, int64 otherwise (seeds/000)"),
+    SET(pm_lower_index_dtype, NULL, "index becomes int32 where bounds allow, int64 otherwise (the .cast(index) wrapper design)"),
     SET(get_late_rewrite_patterns, NULL,
         "ops tinygrad's CPU LLVM renderer lacks (it has FDIV, CMPLT): EXP2/LOG2/SIN approximated, THREEFRY, MAX, SQRT"),
     SET(get_late_rewrite_patterns_native, NULL,

@@ -1,4 +1,4 @@
-/* stages.h - the 22 codegen stages of tinygrad v0.12.0 (seeds/001) as a
+/* stages.h - the 22 codegen stages of tinygrad v0.12.0 as a
  * table of rows that runs: each row names its rule sets (by their names in
  * the rule-set registry), its direction and pass kind, or the hook of a
  * stage that is an algorithm; stage_run() executes a row, and the stepper,

@@ -15,6 +15,8 @@
 #include "../viz/dot.h"
 #include "../viz/listing.h"
 #include "../viz/render.h"
+#include "../core/backend/parallel.h"
+#include "../core/util/strbuf.h"
 
 /* ---- Kernel ---- */
 
@@ -562,29 +564,65 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
     return n;
 }
 
+/* pushes {{"UPCAST", axis, amount}, ...} */
+static void push_opts_table(lua_State *L, const KernelOpt *o, int n) {
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_createtable(L, 3, 0);
+        lua_pushstring(L, opt_op_name(o[i].op));
+        lua_rawseti(L, -2, 1);
+        lua_pushinteger(L, o[i].axis);
+        lua_rawseti(L, -2, 2);
+        lua_pushinteger(L, o[i].amount);
+        lua_rawseti(L, -2, 3);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
 /* k:opts{{"UPCAST", axis, amount}, ...} sets; k:opts() returns them */
 static int k_opts(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     if (lua_isnoneornil(L, 2)) {
         const KernelOpt *o;
         int n = pipeline_opts(kp, &o);
-        lua_createtable(L, n, 0);
-        for (int i = 0; i < n; i++) {
-            lua_createtable(L, 3, 0);
-            lua_pushstring(L, opt_op_name(o[i].op));
-            lua_rawseti(L, -2, 1);
-            lua_pushinteger(L, o[i].axis);
-            lua_rawseti(L, -2, 2);
-            lua_pushinteger(L, o[i].amount);
-            lua_rawseti(L, -2, 3);
-            lua_rawseti(L, -2, i + 1);
-        }
+        push_opts_table(L, o, n);
         return 1;
     }
     KernelOpt opts[32];
     int n = parse_opts(L, 2, opts);
     pipeline_set_opts(kp, opts, n);
     return 0;
+}
+
+/* k:heuristic([threads]): the opts tinygrad v0.12.0's heuristic would choose
+ * for this kernel on the CPU (threads: the cores THREAD may use, by default
+ * the machine's; 0 for none), without applying them.  Returns a text (the
+ * opts, then one line per decision) and the opts as a table
+ * {{"UPCAST", axis, amount}, ...} that k:opts takes. */
+static int k_heuristic(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_Integer threads = luaL_optinteger(L, 2, parallel_cores());
+    if (threads < 0 || threads > 64) return luaL_error(L, "heuristic: threads must be 0 to 64, got %I", (LUAI_UACINT)threads);
+    char err[512];
+    const UOp *root = pipeline_root(kp, 6, err, sizeof err);
+    if (!root) return luaL_error(L, "heuristic: %s", err);
+    KernelOpt opts[32];
+    StrBuf why = {0};
+    int n = heuristic_opts(pipeline_ctx(kp), root, (int)threads, opts, 32, &why, err, sizeof err);
+    if (n < 0) {
+        sb_free(&why);
+        return luaL_error(L, "heuristic: %s", err);
+    }
+    StrBuf sb = {0};
+    sb_printf(&sb, "opts {");
+    for (int i = 0; i < n; i++)
+        sb_printf(&sb, "%s{\"%s\", %d, %d}", i ? ", " : "", opt_op_name(opts[i].op), opts[i].axis, opts[i].amount);
+    sb_printf(&sb, "}\n%s", sb_str(&why));
+    sb_free(&why);
+    push_text(L, "heuristic", sb_str(&sb));
+    sb_free(&sb);
+    push_opts_table(L, opts, n);
+    return 2;
 }
 
 /* k:insert(n, rules [, {before=true}]): runs the rules inside stage n, after
@@ -1015,7 +1053,7 @@ static int k_program(lua_State *L) {
 const luaL_Reg luop_kernel_methods[] = {
     {"name", k_name},     {"seek", k_seek}, {"next", k_next}, {"prev", k_prev},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
-    {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts},   {"llvm", k_llvm},
+    {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
     {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {NULL, NULL}};
 

@@ -18,6 +18,7 @@
 #include "../core/debug/bisect.h"
 #include "../core/sched/schedule.h"
 #include "../core/debug/pipeline.h"
+#include "../core/backend/parallel.h"
 #include "../viz/diff.h"
 #include "../viz/dot.h"
 #include "../viz/listing.h"
@@ -181,8 +182,8 @@ static int l_compile(lua_State *L) {
     bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
     if (is_ast)
         check_option_keys(L, 2, "uop.compile",
-                          (const char *[]){"kernel_opts", "rules", "buffers", "seed", "select", "transcendentals", NULL});
-    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "rules", "select", "transcendentals", NULL});
+                          (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", NULL});
+    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals", NULL});
     /* transcendentals = "native": stages 18-19 keep EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics;
      * "decomposed" (the default) decomposes them as tinygrad's CPU LLVM renderer needs */
     PipelineOptions popts = {0};
@@ -221,6 +222,26 @@ static int l_compile(lua_State *L) {
         p->kps[i] = pipeline_new(c, s->kernels[i].name, s->kernels[i].ast);
         if (!p->kps[i]) return luaL_error(L, "out of memory");
         pipeline_set_options(p->kps[i], &popts);
+    }
+    /* opts = "heuristic": every kernel gets the opts tinygrad v0.12.0's heuristic chooses for the CPU
+     * (with the machine's cores for THREAD); "none" (the default): no opts.  kernel_opts, given
+     * for a kernel, replaces its heuristic opts. */
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_getfield(L, 2, "opts");
+        const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!lua_isnil(L, -1) && (!mode || (strcmp(mode, "heuristic") && strcmp(mode, "none"))))
+            return luaL_error(L, "uop.compile: opts must be \"heuristic\" or \"none\", got %s",
+                              luaL_tolstring(L, -1, NULL));
+        bool heuristic = mode && !strcmp(mode, "heuristic");
+        lua_pop(L, 1);
+        for (int i = 0; heuristic && i < p->nk; i++) {
+            char herr[512];
+            const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
+            KernelOpt opts[32];
+            int no = root ? heuristic_opts(c, root, parallel_cores(), opts, 32, NULL, herr, sizeof herr) : -1;
+            if (no < 0) return luaL_error(L, "uop.compile: opts = \"heuristic\", kernel %d: %s", i + 1, herr);
+            pipeline_set_opts(p->kps[i], opts, no);
+        }
     }
     if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
         if (!lua_istable(L, -1))

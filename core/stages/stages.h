@@ -122,6 +122,16 @@ const UOp *stage_fail(StageCtx *sc, const char *fmt, ...) __attribute__((format(
 
 /* the hooks (apply_opts.c, linearize.c) */
 const UOp *stage_apply_opts(StageCtx *sc, const UOp *root);           /* 7 */
+
+/* The opts tinygrad v0.12.0's hand-coded heuristic chooses for this kernel
+ * on the CPU (heuristic_opts.c): root is the kernel as stage 7 gets it,
+ * threads the cores THREAD may use (0: no THREAD, as tinygrad's LLVM
+ * renderer).  Writes up to max opts, in the order to apply them, with stage
+ * 7's axis numbers; one line per decision goes to why (NULL: none).  Returns
+ * how many, or -1 with a message in err. */
+struct StrBuf;
+int heuristic_opts(UCtx *c, const UOp *root, int threads, KernelOpt *opts, int max, struct StrBuf *why, char *err,
+                   size_t errlen);
 const UOp *stage_linearize(StageCtx *sc, const UOp *root);            /* 21 */
 
 /* Runs stages 1..22 on a kernel AST; returns the final LINEAR (NULL + err).

@@ -1,0 +1,37 @@
+# capture_tinygrad_opts.py - records the opts tinygrad v0.12.0's hand-coded
+# heuristic chooses on the CPU (LLVM) for a few kernels, into
+# tests/golden/tinygrad_opts.txt (read by tests/lua/test_heuristic_opts.lua).
+#
+# Run by hand, from the repository root, with tinygrad v0.12.0 importable:
+#   (CPU=1 CPU_LLVM=1 PYTHONPATH=/path/to/tinygrad python3 scripts/capture_tinygrad_opts.py
+#    CPU=1 CPU_LLVM=0 CPU_COUNT=8 PYTHONPATH=/path/to/tinygrad python3 scripts/capture_tinygrad_opts.py
+#   ) > tests/golden/tinygrad_opts.txt
+# The LLVM renderer has no threads (no THREAD opt); the C renderer splits
+# over CPU_COUNT cores, fixed here to 8 (tinygrad reads it from the machine
+# otherwise), so both runs are deterministic.
+#
+# Output: one line per kernel, "<threads> <case> <kernel index> <opts>",
+# threads being 0 without threads, opts "OP:axis:amount" joined by commas,
+# or "-" when none was chosen.
+from tinygrad import Tensor, Device
+from tinygrad.codegen import get_program
+
+def cases():
+  yield "matmul512", lambda: Tensor.ones(512, 512).contiguous().realize() @ Tensor.ones(512, 512).contiguous().realize()
+  yield "matmul64", lambda: Tensor.ones(64, 64).contiguous().realize() @ Tensor.ones(64, 64).contiguous().realize()
+  yield "conv2d", lambda: Tensor.ones(1, 32, 56, 56).contiguous().realize().conv2d(
+      Tensor.ones(64, 32, 3, 3).contiguous().realize(), padding=1)
+  yield "softmax", lambda: Tensor.ones(64, 4096).contiguous().realize().softmax()
+  yield "sum1m", lambda: Tensor.ones(1 << 20).contiguous().realize().sum()
+  yield "add1m", lambda: Tensor.ones(1 << 20).contiguous().realize() + Tensor.ones(1 << 20).contiguous().realize()
+  yield "small", lambda: Tensor.ones(4, 4).contiguous().realize() * 2 + 1
+
+renderer = Device[Device.DEFAULT].renderer
+threads = renderer.global_max[0] if renderer.has_threads and renderer.global_max else 0
+print(f"# tinygrad v0.12.0 hand_coded_optimizations, {type(renderer).__name__}, threads {threads}")
+for name, make in cases():
+  items = [si for si in make().schedule() if si.ast.op.name == "SINK"]
+  for i, si in enumerate(items):
+    opts = get_program(si.ast, renderer).applied_opts or ()
+    text = ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in opts) or "-"
+    print(f"{threads} {name} {i} {text}")

@@ -56,11 +56,24 @@ local function timed(t, n, opts, compile_opts)
   return p:time(n), p
 end
 
+-- opts = "heuristic": the opts tinygrad v0.12.0's hand-coded heuristic chooses (THREAD on this machine's cores)
+local heuristic = {opts = "heuristic"}
+local function heuristic_text(t)
+  local parts = {}
+  for _, o in ipairs(uop.compile(t, {opts = "heuristic", select = false}):kernel(1):opts()) do
+    parts[#parts + 1] = o[1] .. " " .. o[2] .. " " .. o[3]
+  end
+  return table.concat(parts, ", ")
+end
+
 local a512m = a512:matmul(b512)
 local t = timed(a512m, 3)
 row("matmul 512x512 float32, no opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
 t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}})
 row("matmul 512x512 float32, UPCAST 8x4", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
+t = timed(a512m, 3, nil, heuristic)
+row("matmul 512x512 float32, heuristic opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s",
+    string.format("%.1f ms, %s", t, heuristic_text(a512m)))
 
 t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}, {"THREAD", 1, 2}})
 row("matmul 512x512 float32, UPCAST 8x4, THREAD 2", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
@@ -85,6 +98,8 @@ row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 local p
 t, p = timed(Tensor.rand(64, 4096):softmax(1), 10)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels, exp decomposed")
+t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, heuristic)
+row("softmax 64x4096 float32, heuristic opts", t, "ms", "each kernel: tinygrad's hand-coded opts")
 local native = {transcendentals = "native"}
 t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, native)
 row("softmax 64x4096 float32, native exp2", t, "ms", "LLVM intrinsics (stage 18 native)")
@@ -96,6 +111,9 @@ t = timed(x1m:sin(), 5)
 row("sin 1M float32", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, sin decomposed", t))
 t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
 row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
+t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2, nil, heuristic)
+row("conv2d 1x32x56x56, 64 3x3, pad 1, heuristic opts", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",
+    string.format("%.1f ms, %s", t, heuristic_text(x_conv:conv2d(w_conv, {padding = 1}))))
 
 -- the debugger: seeking to a rewrite point, validating, bisecting
 local kd = uop.compile(a512:matmul(b512)):kernel(1)

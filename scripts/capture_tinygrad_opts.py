@@ -25,6 +25,21 @@ def cases():
   yield "sum1m", lambda: Tensor.ones(1 << 20).contiguous().realize().sum()
   yield "add1m", lambda: Tensor.ones(1 << 20).contiguous().realize() + Tensor.ones(1 << 20).contiguous().realize()
   yield "small", lambda: Tensor.ones(4, 4).contiguous().realize() * 2 + 1
+  # small kernels that reach the other branches (masked upcasts, whole unrolls, second unroll)
+  def r(*shape): return Tensor.ones(*shape).contiguous().realize()
+  yield "mean", lambda: r(3, 5).mean()
+  yield "cumsum", lambda: r(8).cumsum()
+  yield "pad_flip", lambda: r(3, 4).pad(((1, 1), (2, 0))).flip(1) * 2
+  yield "conv_small", lambda: r(1, 2, 5, 5).conv2d(r(3, 2, 3, 3))
+  yield "conv_pad_small", lambda: r(2, 3, 7, 7).conv2d(r(4, 3, 3, 3), padding=1)
+  yield "matmul16", lambda: r(16, 16) @ r(16, 16)
+  yield "sum_axis", lambda: r(100, 37).sum(1)
+  yield "max_axis0", lambda: r(33, 65).max(0)
+  yield "permute", lambda: r(4, 3, 3).permute(2, 0, 1).contiguous()
+  yield "softmax_small", lambda: r(6, 6).softmax()
+  yield "exp_sum", lambda: r(7, 1000).exp().sum(1)
+  yield "expand_add", lambda: r(3, 2, 1).expand(3, 2, 5) + r(3, 2, 5)
+  yield "stack", lambda: Tensor.stack(r(4, 4), r(4, 4), r(4, 4)) * 2
 
 renderer = Device[Device.DEFAULT].renderer
 threads = renderer.global_max[0] if renderer.has_threads and renderer.global_max else 0

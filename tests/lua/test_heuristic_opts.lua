@@ -22,8 +22,23 @@ local CASES = {
   sum1m = function() return input(1 << 20):sum() end,
   add1m = function() return input(1 << 20) + input(1 << 20) end,
   small = function() return input(4, 4) * 2 + 1 end,
+  mean = function() return input(3, 5):mean() end,
+  cumsum = function() return input(8):cumsum() end,
+  pad_flip = function() return input(3, 4):pad{{1, 1}, {2, 0}}:flip(1) * 2 end,
+  conv_small = function() return input(1, 2, 5, 5):conv2d(input(3, 2, 3, 3)) end,
+  conv_pad_small = function() return input(2, 3, 7, 7):conv2d(input(4, 3, 3, 3), {padding = 1}) end,
+  matmul16 = function() return input(16, 16):matmul(input(16, 16)) end,
+  sum_axis = function() return input(100, 37):sum(1) end,
+  max_axis0 = function() return input(33, 65):max(0) end,
+  permute = function() return input(4, 3, 3):permute(2, 0, 1):contiguous() end,
+  softmax_small = function() return input(6, 6):softmax() end,
+  exp_sum = function() return input(7, 1000):exp():sum(1) end,
+  expand_add = function() return input(3, 2, 1):expand(3, 2, 5) + input(3, 2, 5) end,
+  stack = function() return Tensor.stack({input(4, 4), input(4, 4), input(4, 4)}) * 2 end,
 }
-local ORDER = {"matmul512", "matmul64", "conv2d", "softmax", "sum1m", "add1m", "small"}
+local ORDER = {"matmul512", "matmul64", "conv2d", "softmax", "sum1m", "add1m", "small", "mean", "cumsum",
+               "pad_flip", "conv_small", "conv_pad_small", "matmul16", "sum_axis", "max_axis0", "permute",
+               "softmax_small", "exp_sum", "expand_add", "stack"}
 
 -- Known differences, each checked so that it is noticed when it goes away:
 -- uopdb's scheduler keeps the 1M-element sum in one kernel where tinygrad
@@ -72,7 +87,7 @@ for _, threads in ipairs{0, 8} do
   for _, name in ipairs(ORDER) do
     T.test(string.format("heuristic opts of %s with %d threads are tinygrad's", name, threads), function()
       local want = GOLDEN[threads][name]
-      T.ok(want and #want > 0, "golden opts for " .. name)
+      T.ok(want and #want > 0, "golden kernels for " .. name)
       local p = uop.compile(CASES[name](), {select = false})
       local known = KNOWN[name]
       if known then
@@ -117,7 +132,6 @@ T.test("opts = \"heuristic\" applies them to every kernel and the kernels still 
     for i = 1, #p:kernels() do
       local _, want = p:kernel(i):heuristic()
       T.eq(show(p:kernel(i):opts()), show(want), name .. " kernel " .. i)
-      T.ok(#want > 0, name .. " kernel " .. i .. " has opts")
     end
     local _, rep = p:run{validate = true, quiet = true}
     T.ok(rep.ok, name .. ": " .. rep.text)

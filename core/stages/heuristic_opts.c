@@ -128,11 +128,16 @@ static bool view_load(View *v, const UOp *root) {
     return true;
 }
 
-/* u is among the sources of e, at any depth (e itself does not count) */
+/* u is among the sources of e, at any depth (e itself does not count); each
+ * node is looked at once, however much the graph shares */
 static bool in_slice(const UOp *e, const UOp *u) {
-    for (int i = 0; i < e->nsrc; i++)
-        if (e->src[i] == u || in_slice(e->src[i], u)) return true;
-    return false;
+    if (e == u) return false;
+    size_t n;
+    const UOp **all = uop_toposort(e, &n);
+    bool found = false;
+    for (size_t i = 0; all && i < n && !found; i++) found = all[i] == u;
+    free(all);
+    return found;
 }
 
 static bool upcastable(const Range *r) { return is_output(r->type) && r->size > 1; }

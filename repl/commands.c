@@ -59,7 +59,8 @@ static const char help_text[] =
     "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
     "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n"
-    "  k:heuristic()   uop.compile(t, {opts = \"heuristic\"})   -- tinygrad's hand-coded CPU opts\n";
+    "  k:opts()   k:heuristic()   -- tinygrad's hand-coded CPU opts, applied by default, and why\n"
+    "  uop.compile(t, {opts = \"none\"})   k:opts{}   -- no opts\n";
 
 /* what :help CMD says; the order is the overview's */
 static const CommandInfo commands[] = {

@@ -579,14 +579,24 @@ static void push_opts_table(lua_State *L, const KernelOpt *o, int n) {
     }
 }
 
-/* k:opts{{"UPCAST", axis, amount}, ...} sets; k:opts() returns them */
+/* k:opts{{"UPCAST", axis, amount}, ...} sets (k:opts{} turns opts off);
+ * k:opts() returns them, and a text: the opts, then why, one line per
+ * decision of the heuristic that chose them (or that they were given by hand) */
 static int k_opts(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     if (lua_isnoneornil(L, 2)) {
         const KernelOpt *o;
         int n = pipeline_opts(kp, &o);
         push_opts_table(L, o, n);
-        return 1;
+        const char *why = pipeline_opts_why(kp);
+        StrBuf sb = {0};
+        sb_printf(&sb, "opts {");
+        for (int i = 0; i < n; i++)
+            sb_printf(&sb, "%s{\"%s\", %d, %d}", i ? ", " : "", opt_op_name(o[i].op), o[i].axis, o[i].amount);
+        sb_printf(&sb, "}\n%s", why ? why : n ? "given by hand\n" : "no opts\n");
+        push_text(L, "opts", sb_str(&sb));
+        sb_free(&sb);
+        return 2;
     }
     KernelOpt opts[32];
     int n = parse_opts(L, 2, opts);

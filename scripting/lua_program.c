@@ -223,25 +223,37 @@ static int l_compile(lua_State *L) {
         if (!p->kps[i]) return luaL_error(L, "out of memory");
         pipeline_set_options(p->kps[i], &popts);
     }
-    /* opts = "heuristic": every kernel gets the opts tinygrad v0.12.0's heuristic chooses for the CPU
-     * (with the machine's cores for THREAD); "none" (the default): no opts.  kernel_opts, given
-     * for a kernel, replaces its heuristic opts. */
+    /* opts = "heuristic" (the default, for a Tensor program and for a kernel AST alike): every
+     * kernel gets the opts tinygrad v0.12.0's heuristic chooses for the CPU (with the machine's
+     * cores for THREAD), recorded with one line per decision (k:opts()'s second value);
+     * "none": no opts.  kernel_opts, given for a kernel, replaces its heuristic opts. */
+    bool heuristic = true;
     if (lua_type(L, 2) == LUA_TTABLE) {
         lua_getfield(L, 2, "opts");
         const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (!lua_isnil(L, -1) && (!mode || (strcmp(mode, "heuristic") && strcmp(mode, "none"))))
             return luaL_error(L, "uop.compile: opts must be \"heuristic\" or \"none\", got %s",
                               luaL_tolstring(L, -1, NULL));
-        bool heuristic = mode && !strcmp(mode, "heuristic");
+        if (mode) heuristic = !strcmp(mode, "heuristic");
         lua_pop(L, 1);
-        for (int i = 0; heuristic && i < p->nk; i++) {
-            char herr[512];
-            const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
-            KernelOpt opts[32];
-            int no = root ? heuristic_opts(c, root, parallel_cores(), opts, 32, NULL, herr, sizeof herr) : -1;
-            if (no < 0) return luaL_error(L, "uop.compile: opts = \"heuristic\", kernel %d: %s", i + 1, herr);
-            pipeline_set_opts(p->kps[i], opts, no);
+    }
+    for (int i = 0; heuristic && i < p->nk; i++) {
+        char herr[512];
+        const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
+        KernelOpt opts[32];
+        StrBuf why = {0};
+        int no = root ? heuristic_opts(c, root, parallel_cores(), opts, 32, &why, herr, sizeof herr) : -1;
+        if (no < 0) {
+            /* a kernel the heuristic cannot handle compiles without opts; k:opts() says why */
+            sb_free(&why);
+            why = (StrBuf){0};
+            sb_printf(&why, "no opts: the heuristic failed: %s\n", herr);
+            no = 0;
         }
+        pipeline_set_opts(p->kps[i], opts, no);
+        bool ok = pipeline_set_opts_why(p->kps[i], sb_str(&why));
+        sb_free(&why);
+        if (!ok) return luaL_error(L, "out of memory");
     }
     if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "kernel_opts") != LUA_TNIL) {
         if (!lua_istable(L, -1))

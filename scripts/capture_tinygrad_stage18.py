@@ -9,7 +9,7 @@ Run by hand from the repository root, with tinygrad v0.12.0 importable:
 
 It writes tests/golden/tinygrad_exp_sigmoid_linear.txt: the kernel of
 `x.exp() + x.sigmoid()` on a float32 tensor of 16, scheduled by tinygrad and
-lowered without opts (uopdb applies none by itself) by LLVMRenderer.  One line
+lowered without opts (the test compiles it with opts = "none") by LLVMRenderer.  One line
 per instruction: op, dtype, arg, and the positions (from 0) of its sources,
 separated by tabs; dtypes in uopdb's spelling (float32, int32, float32.ptr(16)),
 float args as Python's shortest round-trip repr, range args as "axis TYPE"."""

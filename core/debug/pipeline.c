@@ -19,6 +19,7 @@ struct KernelPipeline {
     size_t ast_nodes;      /* nodes of point 0, counted on first use */
     KernelOpt opts[PIPELINE_MAX_OPTS];
     int nopts;
+    char *opts_why;        /* why the opts were chosen, one line per decision; NULL for hand opts */
     PipelineOptions options;
     int pos;
     long rpos;             /* the rewrite inside stage pos, -1 for the whole stage */
@@ -71,6 +72,7 @@ void pipeline_free(KernelPipeline *kp) {
     for (int i = 0; i < kp->nins; i++) ruleset_free(kp->ins[i].rules);
     free(kp->ins);
     breaks_free(&kp->breaks);
+    free(kp->opts_why);
     free(kp->name);
     free(kp);
 }
@@ -84,8 +86,20 @@ void pipeline_set_opts(KernelPipeline *kp, const KernelOpt *opts, int n) {
     if (n < 0) n = 0;
     if (n) memcpy(kp->opts, opts, (size_t)n * sizeof *opts);
     kp->nopts = n;
+    free(kp->opts_why);
+    kp->opts_why = NULL;
     forget_from(kp, 7);
 }
+
+bool pipeline_set_opts_why(KernelPipeline *kp, const char *why) {
+    char *copy = why ? strdup(why) : NULL;
+    if (why && !copy) return false;
+    free(kp->opts_why);
+    kp->opts_why = copy;
+    return true;
+}
+
+const char *pipeline_opts_why(const KernelPipeline *kp) { return kp->opts_why; }
 
 void pipeline_set_options(KernelPipeline *kp, const PipelineOptions *o) {
     if (kp->options.native_transcendentals == o->native_transcendentals) return;

@@ -31,6 +31,11 @@ UCtx *pipeline_ctx(const KernelPipeline *kp);
  * The opts are checked when stage 7 runs. */
 void pipeline_set_opts(KernelPipeline *kp, const KernelOpt *opts, int n);
 int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts);
+/* Why the opts were chosen (one line per decision), set after
+ * pipeline_set_opts by whoever chose them; pipeline_set_opts forgets it.
+ * NULL when none was set (opts given by hand). */
+bool pipeline_set_opts_why(KernelPipeline *kp, const char *why);
+const char *pipeline_opts_why(const KernelPipeline *kp);
 
 /* Options of the whole pipeline that are not opts of stage 7. */
 typedef struct PipelineOptions {

@@ -19,7 +19,8 @@ local function best(n, fn)
   return b
 end
 
--- schedule + all 22 stages of every kernel, fresh each time
+-- schedule + all 22 stages of every kernel, fresh each time, with the
+-- default (heuristic) opts, which uop.compile chooses after stage 6
 local function pipeline_ms(build, n)
   local kernels = 0
   local ms = best(n, function()
@@ -36,15 +37,15 @@ local a512, b512 = Tensor.rand(512, 512), Tensor.rand(512, 512)
 local x_conv, w_conv = Tensor.rand(1, 32, 56, 56), Tensor.rand(64, 32, 3, 3)
 
 local ms, nk = pipeline_ms(function() return a3:matmul(b3) end, 50)
-row("schedule + 22 stages: matmul 3x3", ms, "ms", nk .. " kernel")
+row("schedule + 22 stages: matmul 3x3", ms, "ms", nk .. " kernel, heuristic opts")
 ms, nk = pipeline_ms(function() return a512:matmul(b512) end, 20)
-row("schedule + 22 stages: matmul 512x512", ms, "ms", nk .. " kernel")
+row("schedule + 22 stages: matmul 512x512", ms, "ms", nk .. " kernel, heuristic opts")
 ms, nk = pipeline_ms(function() return x_conv:conv2d(w_conv, {padding = 1}) end, 20)
-row("schedule + 22 stages: conv2d 32x56x56, 64x3x3", ms, "ms", nk .. " kernel")
+row("schedule + 22 stages: conv2d 32x56x56, 64x3x3", ms, "ms", nk .. " kernel, heuristic opts")
 
-local k = uop.compile(a512:matmul(b512)):kernel(1)
+local k = uop.compile(a512:matmul(b512), {opts = "none"}):kernel(1)
 local total, render, opt, jit = k:compile_ms()
-row("LLVM compile: matmul 512 kernel", total, "ms",
+row("LLVM compile: matmul 512 kernel, no opts", total, "ms",
     string.format("render %.1f, O2 %.1f, JIT %.1f", render, opt, jit))
 
 -- kernel throughput: p:time compiles once, then times whole-program runs
@@ -56,8 +57,11 @@ local function timed(t, n, opts, compile_opts)
   return p:time(n), p
 end
 
--- opts = "heuristic": the opts tinygrad v0.12.0's hand-coded heuristic chooses (THREAD on this machine's cores)
+-- rows without "opts" in their name compile with opts = "none" (k:opts{...}
+-- replaces them with hand opts); opts = "heuristic" (uop.compile's default):
+-- the opts tinygrad v0.12.0's hand-coded heuristic chooses (THREAD on this machine's cores)
 local heuristic = {opts = "heuristic"}
+local none = {opts = "none"}
 local function heuristic_text(t)
   local parts = {}
   for _, o in ipairs(uop.compile(t, {opts = "heuristic", select = false}):kernel(1):opts()) do
@@ -67,49 +71,49 @@ local function heuristic_text(t)
 end
 
 local a512m = a512:matmul(b512)
-local t = timed(a512m, 3)
+local t = timed(a512m, 3, nil, none)
 row("matmul 512x512 float32, no opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
-t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}})
+t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}}, none)
 row("matmul 512x512 float32, UPCAST 8x4", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
 t = timed(a512m, 3, nil, heuristic)
 row("matmul 512x512 float32, heuristic opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s",
     string.format("%.1f ms, %s", t, heuristic_text(a512m)))
 
-t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}, {"THREAD", 1, 2}})
+t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}, {"THREAD", 1, 2}}, none)
 row("matmul 512x512 float32, UPCAST 8x4, THREAD 2", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
 
 local a1k, b1k = Tensor.rand(1024, 1024), Tensor.rand(1024, 1024)
 local m1k = a1k:matmul(b1k)
-t = timed(m1k, 1)
+t = timed(m1k, 1, nil, none)
 row("matmul 1024x1024 float32, no opts", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
-t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}})
+t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}}, none)
 row("matmul 1024x1024 float32, UPCAST 16x2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
-t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}, {"THREAD", 1, 2}})
+t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}, {"THREAD", 1, 2}}, none)
 row("matmul 1024 float32, UPCAST 16x2, THREAD 2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
 
 local n = 1024 * 1024
 local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
-t = timed(x1m + y1m, 10)
+t = timed(x1m + y1m, 10, nil, none)
 row("add 1M float32", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
-t = timed(x1m + y1m, 10, {{"THREAD", 0, 2}})
+t = timed(x1m + y1m, 10, {{"THREAD", 0, 2}}, none)
 row("add 1M float32, THREAD 2", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
-t = timed(x1m:sum(), 10)
+t = timed(x1m:sum(), 10, nil, none)
 row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 local p
-t, p = timed(Tensor.rand(64, 4096):softmax(1), 10)
+t, p = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, none)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels, exp decomposed")
 t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, heuristic)
 row("softmax 64x4096 float32, heuristic opts", t, "ms", "each kernel: tinygrad's hand-coded opts")
-local native = {transcendentals = "native"}
+local native = {transcendentals = "native", opts = "none"}
 t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, native)
 row("softmax 64x4096 float32, native exp2", t, "ms", "LLVM intrinsics (stage 18 native)")
-t = timed(x1m:exp(), 10)
+t = timed(x1m:exp(), 10, nil, none)
 row("exp 1M float32", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, exp2 decomposed", t))
 t = timed(x1m:exp(), 10, nil, native)
 row("exp 1M float32, native exp2", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, LLVM intrinsic", t))
-t = timed(x1m:sin(), 5)
+t = timed(x1m:sin(), 5, nil, none)
 row("sin 1M float32", 2 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, sin decomposed", t))
-t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
+t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2, nil, none)
 row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s", string.format("%.1f ms, no opts", t))
 t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2, nil, heuristic)
 row("conv2d 1x32x56x56, 64 3x3, pad 1, heuristic opts", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",

@@ -111,7 +111,7 @@ for _, threads in ipairs{0, 8} do
 end
 
 T.test("k:heuristic gives a reason line per decision", function()
-  local p = uop.compile(CASES.matmul64(), {select = false})
+  local p = uop.compile(CASES.matmul64(), {opts = "none", select = false})
   local text, opts = p:kernel(1):heuristic(8)
   text = tostring(text)
   T.contains(text, 'opts {{"UPCAST", 1, 4}, {"UPCAST", 0, 4}, {"UNROLL", 0, 4}, {"THREAD", 0, 2}}')
@@ -139,12 +139,58 @@ T.test("opts = \"heuristic\" applies them to every kernel and the kernels still 
   end
 end)
 
-T.test("opts = \"none\" is the default; kernel_opts replaces a kernel's heuristic opts; bad values fail", function()
+T.test("opts = \"heuristic\" is the default; opts = \"none\" or k:opts{} turns them off; kernel_opts replaces them; bad values fail", function()
+  -- small (4x4 * 2 + 1): 16 elements, nothing broadcast or reduced, so only
+  -- "the last output axis by 4" applies (tinygrad: UPCAST:0:4, tests/golden/tinygrad_opts.txt)
   local p = uop.compile(CASES.small(), {select = false})
-  T.eq(#p:kernel(1):opts(), 0)
+  local k = p:kernel(1)
+  local opts, why = k:opts()
+  T.eq(show(opts), "UPCAST:0:4")
+  T.contains(tostring(why), "UPCAST axis 0 by 4: nothing is upcast yet")
+  T.contains(tostring(why), "GROUPTOP: skipped")
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  -- k:opts{} turns them off for that kernel; the reasons go with them
+  k:opts{}
+  opts, why = k:opts()
+  T.eq(#opts, 0)
+  T.contains(tostring(why), "no opts")
+  T.eq(#k:listing(7):gsub("[^\n]", ""), #k:listing(6):gsub("[^\n]", ""))
+  -- hand opts replace them and say so
+  k:opts{{"UPCAST", 0, 2}}
+  opts, why = k:opts()
+  T.eq(show(opts), "UPCAST:0:2")
+  T.contains(tostring(why), "given by hand")
   p = uop.compile(CASES.small(), {opts = "none", select = false})
   T.eq(#p:kernel(1):opts(), 0)
+  p = uop.compile(CASES.small(), {kernel_opts = {[1] = {{"UPCAST", 0, 2}}}, select = false})
+  T.eq(show(p:kernel(1):opts()), "UPCAST:0:2")
   p = uop.compile(CASES.small(), {opts = "heuristic", kernel_opts = {[1] = {{"UPCAST", 0, 2}}}, select = false})
   T.eq(show(p:kernel(1):opts()), "UPCAST:0:2")
   T.raises('opts must be "heuristic" or "none"', function() uop.compile(CASES.small(), {opts = "beam"}) end)
+  -- no options at all (this one selects the kernel)
+  T.eq(show(uop.compile(CASES.small()):kernel(1):opts()), "UPCAST:0:4")
+end)
+
+T.test("a kernel AST given to uop.compile gets the heuristic opts by default too", function()
+  local p = uop.compile(CASES.matmul64(), {opts = "none", select = false})
+  local _, want = p:kernel(1):heuristic()
+  local q = uop.compile(p:kernel(1):root(0), {select = false})
+  T.eq(show(q:kernel(1):opts()), show(want))
+  T.eq(show(uop.compile(p:kernel(1):root(0)):kernel(1):opts()), show(want))
+  q = uop.compile(p:kernel(1):root(0), {opts = "none", select = false})
+  T.eq(#q:kernel(1):opts(), 0)
+end)
+
+T.test("a kernel the heuristic cannot handle compiles without opts, and k:opts() says why", function()
+  -- the padded rows of a 5x6 -> 7x6 pad are stored by a second range of the
+  -- same axis; the heuristic's UPCAST by 4 of that kernel is refused by stage 7
+  local v = Tensor.new({{1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6},
+                        {1, 2, 3, 4, 5, 6}}, "float32")
+  local p = uop.compile(v:pad{{0, 2}, {0, 0}}:div(0.5):gt(1.5), {select = false})
+  local opts, why = p:kernel(1):opts()
+  T.eq(#opts, 0)
+  T.contains(tostring(why), "no opts: the heuristic failed")
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
 end)

@@ -350,8 +350,8 @@ expect_has "--color with a bad value: message" "--color takes never, always or a
 
 # --- :continue stops after the rewrite that hits a breakpoint and shows its diff ---
 run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="m2a", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:break rule m2a\n:continue\n'
-expect_has ":continue: where it stopped" "rewrite 6 of 18: m2a (stdin:1)" "$out"
-expect_has ":continue: the diff of that rewrite" $'--- stage 15.5\n+++ stage 15.6' "$out"
+expect_has ":continue: where it stopped" "rewrite 8 of 21: m2a (stdin:1)" "$out"
+expect_has ":continue: the diff of that rewrite" $'--- stage 15.7\n+++ stage 15.8' "$out"
 
 # --- :help CMD, :kernel N ---
 run $':help goto\n:help :bisect\n:help nosuch\n'

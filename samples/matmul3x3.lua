@@ -17,15 +17,20 @@ local k = p:kernel(1)
 print("\n-- the kernel as the scheduler made it")
 k:print()
 
+print("\n-- the opts stage 7 applied by default, and why")
+local _, why = k:opts()
+print(why)
+
 print("\n-- every stage")
-k:stages()
+print(k:stages())
 
 print("\n-- stage 15 (lower index dtype): what it changed")
 print(k:seek(15))
-k:diff()
+print(k:diff())
 
 print("\n-- run through the JIT, validated")
-p:run{validate = true}
+local _, report = p:run{validate = true}
+print(report.text)
 print(C)   -- exactly [[84, 90, 96], [201, 216, 231], [318, 342, 366]]
 
 print("\n-- again with UPCAST of output axis 1 by 3")
@@ -34,6 +39,7 @@ local p2 = uop.compile(C2)
 local k2 = p2:kernel(1)
 k2:opts{{"UPCAST", 1, 3}}
 print(k2:seek(9))
-k2:diff(8, 9)
-p2:run{validate = true}
+print(k2:diff(8, 9))
+local _, report2 = p2:run{validate = true}
+print(report2.text)
 print(C2)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_all.sh [BUILD_DIR] - runs every test suite (C unit tests, Lua tests,
-# REPL tests, the Makefile without the packages, the layer check, the
+# REPL tests, the samples, the Makefile without the packages, the layer check, the
 # report and export in a headless browser and against their schema, the
 # stock-lua5.4 require test) and ends with one line
 # "tests: N passed, M failed".  Exits non-zero if anything failed.
@@ -51,6 +51,7 @@ if [ -x tests/repl/run.sh ]; then run_counted "repl" tests/repl/run.sh "$build/u
 if [ -x tests/layers/run.sh ]; then run_counted "layers" tests/layers/run.sh; fi
 if [ -x tests/setup/run.sh ]; then run_counted "setup (make, no deps)" tests/setup/run.sh; fi
 if [ -x tests/docs/run.sh ]; then run_counted "docs (stage table)" tests/docs/run.sh "$build"; fi
+if [ -x tests/samples/run.sh ]; then run_counted "samples" tests/samples/run.sh "$build/uopdb"; fi
 if [ -f tests/readme/run.lua ]; then run_counted "readme walkthroughs" "$build/uopdb" tests/readme/run.lua "$build/uopdb"; fi
 if [ -x tests/report/run.sh ]; then run_counted "report (html, json)" tests/report/run.sh "$build"; fi
 if [ -f tests/lua/require_test.lua ]; then

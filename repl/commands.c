@@ -68,125 +68,140 @@ static const CommandInfo commands[] = {
      "Without CMD: the commands, the uop module and the methods of tensors and\n"
      "kernels.  With CMD: what that command does, with examples.",
      ":help           -- everything, briefly\n"
-     ":help goto      -- what :goto does"},
+     ":help goto      -- what :goto does", NULL},
     {"load", NULL, ARGS_FILE, ":load FILE",
      "Runs a Lua file in this session: its globals stay defined afterwards.",
-     ":load samples/matmul3x3.lua"},
+     ":load samples/matmul3x3.lua", NULL},
     {"complete", NULL, ARGS_TEXT, ":complete TEXT",
      "Lists what Tab would offer at the end of TEXT, one per line.",
      ":complete uop.co       -- uop.compile, uop.const, ...\n"
      ":complete k:se         -- k:seek, k:select\n"
-     ":complete :break op AD -- ADD"},
+     ":complete :break op AD -- ADD", NULL},
     {"trace", NULL, ARGS_NONE, ":trace",
      "Shows the last error again with its stack traceback.  Errors are shown as\n"
      "one line (\"stdin:1: message\"); uopdb -v shows every traceback.",
      "error(\"boom\")  -- stdin:1: boom\n"
-     ":trace         -- stdin:1: boom, then stack traceback: ..."},
+     ":trace         -- stdin:1: boom, then stack traceback: ...", NULL},
     {"quit", "q", ARGS_NONE, ":quit | :q",
      "Leaves uopdb, as Ctrl-D does (:exit too).",
-     ":q"},
+     ":q", NULL},
     {"kernel", NULL, ARGS_KERNEL, ":kernel | :kernel N",
      "Without N: the kernels of the current kernel's program, the current one\n"
      "marked with >.  With N: kernel N of that program becomes the current kernel,\n"
      "the one the other commands act on (uop.current():program():kernel(N):select()).",
      ":kernel        -- > 1  Kernel r_4_4 at stage 0 ...\n"
-     ":kernel 2      -- the second kernel (e.g. of a softmax) becomes current"},
+     ":kernel 2      -- the second kernel (e.g. of a softmax) becomes current", NULL},
     {"stages", NULL, ARGS_NONE, ":stages",
      "The 22 stages of the current kernel: nodes before and after, rewrites, time,\n"
      "whether it changed the kernel, and whether the stage is written; > marks\n"
      "the current stage.  Runs every stage that has not run yet.",
-     ":stages"},
+     ":stages",
+     "return k:stages()"},
     {"step", NULL, ARGS_NONE, ":step",
      "Moves the current kernel to the next stage and says what it did.",
-     ":step"},
+     ":step",
+     "return k:step()"},
     {"back", NULL, ARGS_NONE, ":back",
      "Moves the current kernel back to the previous stage (from a rewrite point:\n"
      "to the stage before it).",
-     ":back"},
+     ":back",
+     "return k:back()"},
     {"goto", NULL, ARGS_STAGE, ":goto N | :goto N.R",
      "Moves the current kernel to stage N (0 is the kernel as scheduled, 22 the\n"
      "last stage), or to the rewrite point N.R: right after rewrite R of stage N\n"
      "(N.0 is the kernel before stage N's first rewrite).  Stages run as needed.",
      ":goto 15       -- stage 15 (lower index dtype)\n"
      ":goto 15.3     -- after the third rewrite of stage 15\n"
-     ":goto 0        -- back to the kernel as scheduled"},
+     ":goto 0        -- back to the kernel as scheduled", NULL},
     {"next", NULL, ARGS_NONE, ":next",
      "Moves to the next single rewrite, across stage boundaries.",
      ":goto 15.0\n"
-     ":next          -- now at 15.1: right after the first rewrite"},
+     ":next          -- now at 15.1: right after the first rewrite", NULL},
     {"prev", NULL, ARGS_NONE, ":prev",
      "Moves to the previous single rewrite, across stage boundaries.",
-     ":prev"},
+     ":prev", NULL},
     {"break", NULL, ARGS_BREAK, ":break rule NAME | :break op OP | :break node ID",
      "Sets a breakpoint on the current kernel: a rewrite by the rule NAME, a\n"
      "rewrite of or to a node with op OP, or one with node ID among its sources.\n"
      ":continue then runs to the next rewrite that hits one.",
      ":break rule mul_to_add\n"
      ":break op ADD\n"
-     ":break node 173      -- or %173"},
+     ":break node 173      -- or %173", NULL},
     {"breaks", NULL, ARGS_NONE, ":breaks",
      "Lists the breakpoints of the current kernel with their numbers.",
-     ":breaks"},
+     ":breaks", NULL},
     {"delete", NULL, ARGS_NONE, ":delete N",
      "Deletes breakpoint N (see :breaks).",
-     ":delete 1"},
+     ":delete 1", NULL},
     {"continue", "c", ARGS_NONE, ":continue | :c",
      "Runs from the current point to the next rewrite that hits a breakpoint,\n"
      "stops right after it and shows what it changed.",
      ":break rule mul_to_add\n"
      ":goto 0\n"
-     ":continue"},
+     ":continue", NULL},
     {"print", NULL, ARGS_NONE, ":print",
      "The IR of the current kernel at its current point, as a listing.",
-     ":print"},
+     ":print",
+     "k:print()"},
     {"diff", NULL, ARGS_STAGES, ":diff | :diff B | :diff A B",
      "What changed: without arguments the current point against the point before\n"
      "it; with B, stage B against the stage before it; with A and B, stage A\n"
      "against stage B.  Nodes keep their ids, so only what changed differs.",
      ":diff          -- what the current stage (or rewrite) changed\n"
      ":diff 15       -- stage 14 vs stage 15\n"
-     ":diff 4 16     -- stage 4 vs stage 16"},
+     ":diff 4 16     -- stage 4 vs stage 16",
+     "return k:diff(%s)"},
     {"rules", NULL, ARGS_STAGE, ":rules | :rules N",
      "Which rules fired in stage N (default: the current stage), how often, and\n"
      "where each is written.",
-     ":rules 15"},
+     ":rules 15",
+     "return k:rules(%s)"},
     {"rewrites", NULL, ARGS_STAGE, ":rewrites | :rewrites N",
      "Every rewrite of stage N (default: the current stage) in order: its number\n"
      "(for :goto N.R), the rule, and the nodes before and after.",
      ":rewrites 15\n"
-     ":goto 15.6     -- stand right after rewrite 6"},
+     ":goto 15.6     -- stand right after rewrite 6",
+     "return k:rewrites(%s)"},
     {"dot", NULL, ARGS_FILE, ":dot | :dot FILE",
      "The current point as a Graphviz graph: DOT text, or written to FILE (.svg,\n"
      ".png and .pdf need Graphviz's dot program; .dot is the text).",
      ":dot\n"
-     ":dot kernel.svg"},
+     ":dot kernel.svg",
+     "local f = %s; return k:dot(f)"},
     {"llvm", NULL, ARGS_NONE, ":llvm",
      "The kernel's LLVM IR before and after -O2.",
-     ":llvm"},
+     ":llvm",
+     "return k:llvm()"},
     {"asm", NULL, ARGS_NONE, ":asm",
      "The kernel's host assembly.",
-     ":asm"},
+     ":asm",
+     "return k:asm()"},
     {"run", NULL, ARGS_NONE, ":run",
      "Runs the current kernel's program through the JIT and validates every\n"
      "output against the reference.",
-     ":run"},
+     ":run",
+     "local _, rep = k:program():run{validate = true}; return rep"},
     {"check", NULL, ARGS_STAGE, ":check | :check N",
      "Runs the kernel as it is at stage N (default: the current stage) on real\n"
      "data and compares its output with the reference.",
      ":check 4\n"
-     ":check 22"},
+     ":check 22",
+     "return k:check(%s)"},
     {"report", NULL, ARGS_FILE, ":report FILE",
      "Writes the current kernel's program as one self-contained HTML page: its\n"
      "kernels, every stage with its listing, diff, rules and graph, the LLVM IR\n"
      "and assembly, and the validation (p:report(FILE)).",
-     ":report out.html"},
+     ":report out.html",
+     "local f = %s; if not f then error(':report needs a file name, e.g. :report out.html', 0) end; "
+                   "return 'wrote ' .. k:program():report(f)"},
     {"bisect", NULL, ARGS_NONE, ":bisect",
      "Checks the kernel at its stages on real data to find the first wrong stage,\n"
      "then the single rewrite in it after which the output is wrong: its rule,\n"
      "where the rule is written, and the nodes before and after.",
      ":bisect\n"
      ":goto 15.6     -- stand right after the culprit\n"
-     ":diff          -- exactly what it changed"},
+     ":diff          -- exactly what it changed",
+     "return (select(3, k:bisect()))"},
 };
 
 const CommandInfo *command_list(size_t *n) {
@@ -238,69 +253,51 @@ static void on_kernel(lua_State *L, const char *call) {
 
 /* Runs a kernel command as Lua on uop.current(); false if name is not one. */
 static bool kernel_command(lua_State *L, const char *name, const char *rest) {
-    static const struct {
-        const char *name, *call;
-        int nargs; /* integer arguments allowed; -1: one optional file name */
-    } cmds[] = {
-        {"stages", "return k:stages()", 0},
-        {"step", "return k:step()", 0},
-        {"back", "return k:back()", 0},
-        {"print", "k:print()", 0},
-        {"diff", "return k:diff(%s)", 2},
-        {"rules", "return k:rules(%s)", 1},
-        {"dot", "local f = %s; return k:dot(f)", -1},
-        {"llvm", "return k:llvm()", 0},
-        {"asm", "return k:asm()", 0},
-        {"check", "return k:check(%s)", 1},
-        {"rewrites", "return k:rewrites(%s)", 1},
-        {"bisect", "return (select(3, k:bisect()))", 0},
-        {"run", "local _, rep = k:program():run{validate = true}; return rep", 0},
-        {"report", "local f = %s; if not f then error(':report needs a file name, e.g. :report out.html', 0) end; "
-                   "return 'wrote ' .. k:program():report(f)", -1},
-    };
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        if (strcmp(name, cmds[i].name)) continue;
-        StrBuf args;
-        sb_init(&args);
-        if (cmds[i].nargs == -1) {
-            if (*rest) {
-                /* any file name, as a Lua string of decimal escapes */
-                sb_putc(&args, '"');
-                for (const unsigned char *p = (const unsigned char *)rest; *p; p++) {
-                    if (isalnum(*p) || strchr("/._- ", *p)) sb_putc(&args, (char)*p);
-                    else sb_printf(&args, "\\%03u", *p);
-                }
-                sb_putc(&args, '"');
-            } else {
-                sb_puts(&args, "nil");
+    const CommandInfo *cmd = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0] && !cmd; i++)
+        if (commands[i].call && !strcmp(name, commands[i].name)) cmd = &commands[i];
+    if (!cmd) return false;
+    /* integer arguments allowed; -1: one optional file name */
+    int nargs = cmd->args == ARGS_FILE ? -1 : cmd->args == ARGS_STAGES ? 2 : cmd->args == ARGS_STAGE ? 1 : 0;
+    StrBuf args;
+    sb_init(&args);
+    if (nargs == -1) {
+        if (*rest) {
+            /* any file name, as a Lua string of decimal escapes */
+            sb_putc(&args, '"');
+            for (const unsigned char *p = (const unsigned char *)rest; *p; p++) {
+                if (isalnum(*p) || strchr("/._- ", *p)) sb_putc(&args, (char)*p);
+                else sb_printf(&args, "\\%03u", *p);
             }
-        } else if (!int_args(rest, cmds[i].nargs)) {
-            fprintf(stderr, ":%s takes %s\n", name,
-                    cmds[i].nargs == 0 ? "no arguments" : cmds[i].nargs == 1 ? "one stage number" : "two stage numbers");
-            sb_free(&args);
-            return true;
+            sb_putc(&args, '"');
         } else {
-            /* "14 15" -> "14, 15" */
-            bool in_num = false;
-            for (const char *p = rest; *p; p++) {
-                if (*p == ' ' || *p == '\t') {
-                    in_num = false;
-                    continue;
-                }
-                if (!in_num && sb_str(&args)[0]) sb_puts(&args, ", ");
-                sb_putc(&args, *p);
-                in_num = true;
-            }
+            sb_puts(&args, "nil");
         }
-        StrBuf call;
-        sb_init(&call);
-        sb_printf(&call, cmds[i].call, sb_str(&args));
-        on_kernel(L, sb_str(&call));
-        sb_free(&call);
+    } else if (!int_args(rest, nargs)) {
+        fprintf(stderr, ":%s takes %s\n", name,
+                nargs == 0 ? "no arguments" : nargs == 1 ? "one stage number" : "two stage numbers");
         sb_free(&args);
         return true;
+    } else {
+        /* "14 15" -> "14, 15" */
+        bool in_num = false;
+        for (const char *p = rest; *p; p++) {
+            if (*p == ' ' || *p == '\t') {
+                in_num = false;
+                continue;
+            }
+            if (!in_num && sb_str(&args)[0]) sb_puts(&args, ", ");
+            sb_putc(&args, *p);
+            in_num = true;
+        }
     }
-    return false;
+    StrBuf call;
+    sb_init(&call);
+    sb_printf(&call, cmd->call, sb_str(&args));
+    on_kernel(L, sb_str(&call));
+    sb_free(&call);
+    sb_free(&args);
+    return true;
 }
 
 static bool all_digits(const char *s) {

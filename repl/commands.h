@@ -26,6 +26,11 @@ typedef struct CommandInfo {
     const char *usage;    /* ":goto N | :goto N.R" */
     const char *about;    /* what it does, lines of text */
     const char *examples; /* lines "COMMAND  -- what it does" */
+    /* for a command on the current kernel: the Lua it runs with k bound to
+     * the kernel and its arguments in place of %s (integers for ARGS_STAGE
+     * and ARGS_STAGES, a file name string or nil for ARGS_FILE); NULL for
+     * the commands handled in C */
+    const char *call;
 } CommandInfo;
 
 /* Every command, in the order :help lists them. */

@@ -18,19 +18,14 @@
 #include <string.h>
 #include "reduce_collapse.h"
 #include "reduce_unparented.h"
+#include "sched_graph.h"
 #include "../rewrite/rewrite.h"
 #include "../sym/bounds.h"
+#include "../sym/sym_helpers.h"
 #include "../sym/symbolic.h"
 
 #define CTX (m->ctx)
 #define GET(n) match_get(m, n)
-
-const UOp *reduce_cast(UCtx *c, const UOp *x, const DType *dt) {
-    if (!x || !dt) return NULL;
-    if (dt->kind == DTK_SCALAR && dt_vcount(x->dtype) > 1 && !dt_is_ptr(x->dtype)) dt = dt_vec(dt, x->dtype->count);
-    if (x->dtype == dt) return x;
-    return uop_new(c, OP_CAST, dt, &x, 1, NULL);
-}
 
 bool graph_has_op(const UOp *u, Op op) {
     size_t n = 0;
@@ -42,40 +37,13 @@ bool graph_has_op(const UOp *u, Op op) {
 }
 static bool no_range(const UOp *u) { return u && !graph_has_op(u, OP_RANGE); }
 
-const UOp *reduce_substitute(UCtx *c, const UOp *root, const U64Map *map) {
-    size_t n = 0;
-    const UOp **t = uop_toposort(root, &n);
-    if (!t) return NULL;
-    U64Map done = {0};
-    const UOp *out = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const UOp *u = t[i], *r = u64map_get(map, u->id);
-        if (!r) {
-            const UOp *src[256];
-            bool changed = false;
-            for (int k = 0; k < u->nsrc && k < 256; k++) {
-                const UOp *s = u64map_get(&done, u->src[k]->id);
-                src[k] = s ? s : u->src[k];
-                changed |= src[k] != u->src[k];
-            }
-            r = changed && u->nsrc <= 256 ? uop_with_src(c, u, src, u->nsrc) : u;
-        }
-        if (!r || !u64map_put(&done, u->id, r)) break;
-        if (i + 1 == n) out = r;
-    }
-    u64map_free(&done);
-    free((void *)t);
-    return out;
-}
-
 static const UOp *minimum(UCtx *c, const UOp *a, const UOp *b) {  /* -max(-a, -b), as tinygrad */
     const UOp *m1 = uop_const_int(c, a->dtype, -1);
     return uop_binary(c, OP_MUL, uop_binary(c, OP_MAX, uop_binary(c, OP_MUL, a, m1), uop_binary(c, OP_MUL, b, m1)), m1);
 }
 static const UOp *maximum0(UCtx *c, const UOp *a) { return uop_binary(c, OP_MAX, a, uop_const_int(c, a->dtype, 0)); }
-const UOp *reduce_sub(UCtx *c, const UOp *a, const UOp *b) {
-    return uop_binary(c, OP_ADD, a, uop_binary(c, OP_MUL, b, uop_const_int(c, b->dtype, -1)));
-}
+/* a - b, as tinygrad builds it: a + b*-1 */
+static const UOp *sub(UCtx *c, const UOp *a, const UOp *b) { return sym_add(c, a, sym_neg(c, b)); }
 bool is_reduce_add(const UOp *u) {
     return u && uop_op(u) == OP_REDUCE && u->arg && u->arg->kind == ARG_OP && u->arg->v.op == OP_ADD;
 }
@@ -87,7 +55,7 @@ static const UOp *lift_add_lt(const Match *m, void *ud) {
     (void)ud;
     const UOp *x = GET("x"), *y = GET("y"), *c = GET("c");
     if (!no_range(y) || !no_range(c)) return NULL;
-    return uop_binary(CTX, OP_CMPLT, x, reduce_sub(CTX, reduce_cast(CTX, c, y->dtype), y));
+    return uop_binary(CTX, OP_CMPLT, x, sub(CTX, uop_cast(CTX, c, y->dtype), y));
 }
 /* (x*y) < c -> x < (c+y-1)//y for an integer y > 0 */
 static const UOp *lift_mul_lt(const Match *m, void *ud) {
@@ -103,17 +71,17 @@ static const UOp *lift_mul_lt(const Match *m, void *ud) {
 static const UOp *counted(const Match *m, const UOp *count) {
     const UOp *val = GET("val");
     if (!is_reduce_add(m->root) || m->root->nsrc != 2 || !no_range(val)) return NULL;
-    return uop_binary(CTX, OP_MUL, reduce_cast(CTX, count, val->dtype), val);
+    return uop_binary(CTX, OP_MUL, uop_cast(CTX, count, val->dtype), val);
 }
 static const UOp *bound_below(const Match *m, void *ud) {  /* sum over r of (r < cut).where(0, val) */
     (void)ud;
     const UOp *n = GET("r")->src[0];
-    return counted(m, minimum(CTX, maximum0(CTX, reduce_sub(CTX, n, GET("cut"))), n));
+    return counted(m, minimum(CTX, maximum0(CTX, sub(CTX, n, GET("cut"))), n));
 }
 static const UOp *bound_both(const Match *m, void *ud) {   /* sum of (!(r < lower) & (r < upper)).where(val, 0) */
     (void)ud;
     const UOp *n = GET("r")->src[0];
-    const UOp *span = reduce_sub(CTX, minimum(CTX, GET("upper"), n), maximum0(CTX, GET("lower")));
+    const UOp *span = sub(CTX, minimum(CTX, GET("upper"), n), maximum0(CTX, GET("lower")));
     return counted(m, minimum(CTX, maximum0(CTX, span), n));
 }
 static const UOp *bound_above(const Match *m, void *ud) {  /* sum over r of (r < cut).where(val, 0) */
@@ -144,7 +112,7 @@ static const UOp *and_var_out(const Match *m, void *ud) {
     memcpy(src, red->src, (size_t)red->nsrc * sizeof *src);
     src[0] = uop_where(CTX, GET("y"), c, red->src[0]->src[2]);
     const UOp *r = uop_with_src(CTX, red, src, red->nsrc);
-    return uop_binary(CTX, OP_MUL, r, reduce_cast(CTX, GET("x"), c->dtype));
+    return uop_binary(CTX, OP_MUL, r, uop_cast(CTX, GET("x"), c->dtype));
 }
 /* x * gate.cast() -> gate.where(x, 0) */
 static const UOp *mul_cast_bool(const Match *m, void *ud) {
@@ -215,11 +183,11 @@ const UOp *reduce_collapse_range(UCtx *c, const UOp *u, const UOp *r, const Rule
     }
     free((void *)t);
     if (ok) {
-        const UOp *body = reduce_substitute(c, u, &fwd);
+        const UOp *body = sched_substitute(c, u, &fwd);
         const UOp *fx = body ? uop_new(c, OP_REDUCE, u->dtype, (const UOp *[]){body, r}, 2, arg_op(c, OP_ADD)) : NULL;
         RewriteOpts o = {.name = "reduce_collapse"};
         const UOp *sink = fx ? graph_rewrite(c, fx, rs, &o) : NULL;
-        if (sink && no_range(sink)) out = reduce_substitute(c, sink, &back);
+        if (sink && no_range(sink)) out = sched_substitute(c, sink, &back);
     }
     u64map_free(&dep), u64map_free(&fwd), u64map_free(&back);
     uctx_clear_error(c);

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include "../ir/uop.h"
 #include "../rewrite/registry.h"
-#include "../util/u64map.h"
 
 /* The value of REDUCE(ADD) of u over range r with no r left, or NULL when
  * the rules of rs (a pm_reduce_collapse) cannot remove it.  What the part
@@ -22,13 +21,7 @@
 const UOp *reduce_collapse_range(UCtx *c, const UOp *u, const UOp *r, const RuleSet *rs);
 
 /* helpers the load rules of stage 2 share with the algebra */
-bool graph_has_op(const UOp *u, Op op);
-/* root with every node in map (by id) replaced by its value */
-const UOp *reduce_substitute(UCtx *c, const UOp *root, const U64Map *map);
-/* a - b, as tinygrad builds it (a + b*-1) */
-const UOp *reduce_sub(UCtx *c, const UOp *a, const UOp *b);
-/* x cast to dt (lanes kept), x itself when it has dt */
-const UOp *reduce_cast(UCtx *c, const UOp *x, const DType *dt);
+bool graph_has_op(const UOp *u, Op op);   /* whether u's graph (u included) has a node of op */
 bool is_reduce_add(const UOp *u);
 
 /* Registers the scheduler's sets: pm_reduce_unparented, reduce_collapse,

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "schedule.h"
+#include "sched_graph.h"
 #include "shape.h"
 #include "../util/u64map.h"
 
@@ -61,9 +62,6 @@ bool sched_fail(SchedState *st, const UOp *u, const char *fmt, ...) __attribute_
 void sched_note(SchedState *st, const char *rule, const char *file, int line, const UOp *before, const UOp *after);
 #define SCHED_NOTE(st, rule, before, after) sched_note((st), (rule), __FILE__, __LINE__, (before), (after))
 
-/* root with every node in map (id -> replacement) replaced, without looking
- * inside replaced nodes; NULL with uctx_error on failure */
-const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
 /* true when the shapes are the same once their size-1 dims are dropped */
 bool sched_pure_unit_reshape(const Shape *from, const Shape *to);
 /* The indices in shape `in` of the element at indices idx in shape `out`

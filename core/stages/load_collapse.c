@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stage_rules.h"
+#include "uop_build.h"
 #include "../sched/reduce_collapse.h"
+#include "../sched/sched_graph.h"
+#include "../sym/sym_helpers.h"
 #include "../rewrite/rewrite.h"
 
 #define CTX (m->ctx)
@@ -35,7 +38,7 @@ static const UOp *lift_add_ne(const Match *m, void *ud) {
     (void)ud;
     const UOp *x = GET("x"), *y = GET("y"), *c = GET("c");
     if (!no_range(y) || !no_range(c)) return NULL;
-    return uop_binary(CTX, OP_CMPNE, x, reduce_sub(CTX, reduce_cast(CTX, c, y->dtype), y));
+    return uop_binary(CTX, OP_CMPNE, x, sym_add(CTX, ub_cast(CTX, c, y->dtype), sym_neg(CTX, y)));
 }
 
 /* sum over r of (idx != r).where(0, e) -> v.where(e at r = idx (Invalid
@@ -44,7 +47,7 @@ static const UOp *reduce_gated_load(const Match *m, void *ud) {
     (void)ud;
     const UOp *red = m->root, *r = GET("r"), *expr = GET("expr");
     if (!is_reduce_add(red) || red->nsrc != 2) return NULL;
-    const UOp *i = reduce_cast(CTX, GET("idx"), r->dtype);
+    const UOp *i = ub_cast(CTX, GET("idx"), r->dtype);
     const UOp *ge0 = uop_binary(CTX, OP_CMPNE, uop_binary(CTX, OP_CMPLT, i, uop_const_int(CTX, r->dtype, 0)),
                                 uop_const_bool(CTX, true));
     const UOp *v = uop_binary(CTX, OP_AND, ge0, uop_binary(CTX, OP_CMPLT, i, r->src[0]));
@@ -52,7 +55,7 @@ static const UOp *reduce_gated_load(const Match *m, void *ud) {
     if (!at) return NULL;
     U64Map map = {0};
     if (!u64map_put(&map, r->id, at)) return NULL;
-    const UOp *e = reduce_substitute(CTX, expr, &map);
+    const UOp *e = sched_substitute(CTX, expr, &map);
     u64map_free(&map);
     return uop_where(CTX, v, e, uop_const_int(CTX, expr->dtype, 0));
 }
@@ -83,7 +86,7 @@ static const UOp *lt_unlift(const Match *m, void *ud) {
     (void)ud;
     const UOp *x = GET("x"), *y = GET("y"), *c = GET("c");
     if (!no_load(y) || !no_load(c) || no_load(x)) return NULL;
-    return uop_binary(CTX, OP_CMPLT, x, reduce_sub(CTX, c, y));
+    return uop_binary(CTX, OP_CMPLT, x, sym_add(CTX, c, sym_neg(CTX, y)));
 }
 
 static const RuleSpec load_collapse_specs[] = {

@@ -4,11 +4,7 @@
 -- node and predicate; k:inserted / k:remove; uop.compile{rules=}.
 local T = ...
 
-local function matmul3()
-  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
-  local B = Tensor.new({{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}, "float32")
-  return A:matmul(B)
-end
+local matmul3 = T.load("programs.lua").matmul3
 
 -- a*b on index arithmetic rewritten to a+b: the classic wrong rule
 local function mul_to_add()

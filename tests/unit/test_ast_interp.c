@@ -57,10 +57,7 @@ static void run_ok(const UOp *k, void **bufs, const int64_t *sizes, int n) {
 static void test_tinygrad_matmul_ast(void **st) {
     (void)st;
     char err[256];
-    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
-    assert_non_null(text);
-    const UOp *k = uop_from_tinygrad(c, text, err, sizeof err);
-    free(text);
+    const UOp *k = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     if (!k) fail_msg("%s", err);
     float a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[9] = {10, 11, 12, 13, 14, 15, 16, 17, 18}, out[9] = {0};
     void *bufs[3] = {out, a, b};

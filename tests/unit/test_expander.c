@@ -53,6 +53,7 @@ static const UOp *expand(const UOp *u) {
 }
 
 #include "graph_query.h"
+#include "test_files.h"
 
 static const UOp *only(const UOp *root, Op op) {
     const UOp *u[4];
@@ -250,13 +251,7 @@ static void run_kernel(const UOp *ast, const KernelOpt *opts, int nopts, float *
 }
 
 static const UOp *golden_matmul(void) {
-    FILE *f = fopen("tests/golden/tinygrad_matmul_ast.txt", "r");
-    assert_non_null(f);
-    static char text[8192];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    const UOp *u = uop_from_tinygrad(c, text, err, sizeof err);
+    const UOp *u = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     if (!u) fail_msg("golden: %s", err);
     return u;
 }

@@ -40,11 +40,8 @@ static int setup(void **state) {
     (void)state;
     c = uctx_new();
     dev = uop_new(c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(c, "CPU"));
-    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
-    if (!text) return -1;
     char err[256];
-    golden = uop_from_tinygrad(c, text, err, sizeof err);
-    free(text);
+    golden = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     return golden ? 0 : -1;
 }
 

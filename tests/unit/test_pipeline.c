@@ -23,11 +23,8 @@ static const UOp *ast;
 static int setup(void **state) {
     (void)state;
     c = uctx_new();
-    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
-    if (!text) return -1;
     char err[256];
-    ast = uop_from_tinygrad(c, text, err, sizeof err);
-    free(text);
+    ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     return ast ? 0 : -1;
 }
 

@@ -601,10 +601,7 @@ static const UOp *canonical_kernel(const UOp *k) {
 static void test_matmul_matches_tinygrad_ast(void **st) {
     (void)st;
     char err[512];
-    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
-    assert_non_null(text);
-    const UOp *golden = uop_from_tinygrad(c, text, err, sizeof err);
-    free(text);
+    const UOp *golden = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     if (!golden) fail_msg("%s", err);
     make_inputs(9);
     Schedule *s = schedule_build(c, sink1(matmul(RESHAPE(bufA, 3, 3), RESHAPE(bufB, 3, 3))), err, sizeof err);

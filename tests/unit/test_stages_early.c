@@ -30,10 +30,7 @@ static char err[1024];
 static int setup(void **state) {
     (void)state;
     c = uctx_new();
-    char *text = read_file("tests/golden/tinygrad_matmul_ast.txt");
-    if (!text) return -1;
-    golden = uop_from_tinygrad(c, text, err, sizeof err);
-    free(text);
+    golden = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     return golden ? 0 : -1;
 }
 

@@ -18,6 +18,7 @@
 #include "core/stages/stage_rules.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
+#include "test_files.h"
 
 static UCtx *c;
 
@@ -556,14 +557,8 @@ static void test_sibling_loops_and_variable(void **state) {
 
 /* the golden 3x3 matmul AST through all 22 stages, with and without opts */
 static void matmul_with(const KernelOpt *opts, int nopts, const char *name) {
-    FILE *f = fopen("tests/golden/tinygrad_matmul_ast.txt", "r");
-    assert_non_null(f);
-    char text[8192];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
     char err[512];
-    const UOp *ast = uop_from_tinygrad(c, text, err, sizeof err);
+    const UOp *ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
     if (!ast) fail_msg("import: %s", err);
     const UOp *lin = stages_run_all(c, ast, opts, nopts, err, sizeof err);
     if (!lin) fail_msg("%s: %s", name, err);

@@ -1,0 +1,11 @@
+/* sched_graph.h - graph helpers of the scheduler that other layers use too
+ * (codegen stage 2 substitutes with them). */
+#ifndef UOPDB_SCHED_GRAPH_H
+#define UOPDB_SCHED_GRAPH_H
+#include "../ir/uop.h"
+#include "../util/u64map.h"
+
+/* root with every node in map (id -> replacement) replaced, without looking
+ * inside replaced nodes; NULL with uctx_error on failure */
+const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
+#endif

@@ -42,10 +42,13 @@ static const UOp *sink_of(UCtx *c, const UOp *const *u, int n) {
     return uop_intern(c, OP_SINK, DT_VOID, u, n, NULL, NULL);
 }
 
-/* checks the graph, computes shapes and positions */
-static bool prepare(SchedState *st) {
+/* topo order, shapes and positions of st->sink (again after a rewrite) */
+static bool index_graph(SchedState *st) {
     const UOp *sink = st->sink;
-    if (uop_op(sink) != OP_SINK) return sched_fail(st, sink, "the graph to schedule must be a SINK of tensors");
+    free(st->topo);
+    free(st->shapes);
+    free(st->materialised);
+    u64map_free(&st->pos);
     st->topo = uop_toposort(sink, &st->n);
     st->shapes = st->topo ? malloc(st->n * sizeof *st->shapes) : NULL;
     st->materialised = st->topo ? calloc(st->n, sizeof *st->materialised) : NULL;
@@ -58,11 +61,19 @@ static bool prepare(SchedState *st) {
         snprintf(st->err, st->errlen, "%s", msg);
         return false;
     }
-    for (size_t i = 0; i < st->n; i++) {
+    for (size_t i = 0; i < st->n; i++)
         if (!u64map_put(&st->pos, st->topo[i]->id, (const void *)(intptr_t)(i + 1)))
             return sched_fail(st, sink, "out of memory");
+    return true;
+}
+
+/* checks the graph, computes shapes and positions */
+static bool prepare(SchedState *st) {
+    const UOp *sink = st->sink;
+    if (uop_op(sink) != OP_SINK) return sched_fail(st, sink, "the graph to schedule must be a SINK of tensors");
+    if (!index_graph(st)) return false;
+    for (size_t i = 0; i < st->n; i++)
         if (uop_op(st->topo[i]) == OP_DEVICE && !st->device) st->device = st->topo[i];
-    }
     for (int i = 0; i < sink->nsrc; i++) {
         const Shape *s = sched_shape(st, sink->src[i]);
         if (s->ndim < 0) return sched_fail(st, sink->src[i], "a SINK source is not a tensor (it has no shape)");
@@ -78,6 +89,19 @@ static bool prepare(SchedState *st) {
     if (!st->device) st->device = uop_new(st->c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(st->c, "CPU"));
     if (!st->device) return sched_fail(st, sink, "out of memory");
     return true;
+}
+
+/* Step 1 starts by splitting large reductions (split_reduce.c), until none
+ * is left to split (a split reduction is examined again), then decides the
+ * buffers. */
+static bool split_and_realize(SchedState *st) {
+    for (int round = 0; round < 8; round++) {
+        bool changed = false;
+        if (!sched_split_reduces(st, &changed)) return false;
+        if (!changed) break;
+        if (!index_graph(st)) return false;
+    }
+    return sched_realize(st);
 }
 
 static void free_state(SchedState *st) {
@@ -103,7 +127,7 @@ typedef bool (*StepFn)(SchedState *st);
 static const struct {
     const char *name, *purpose;
 } step_info[5] = {
-    {"realize", "decide which tensors get a buffer: outputs, CONTIGUOUS, broadcast or shared work holding a reduction"},
+    {"realize", "split large reductions in two; decide which tensors get a buffer: outputs, CONTIGUOUS, broadcast or shared work holding a reduction"},
     {"rangeify", "movement ops become index arithmetic on RANGEs; materialised nodes become BUFFERIZE"},
     {"bufferize to store", "BUFFERIZE becomes a STORE into a new BUFFER, ended over its ranges"},
     {"split kernels", "each store becomes a kernel on DEFINE_GLOBALs, ranges renumbered"},
@@ -153,7 +177,7 @@ Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen) {
         uint64_t t0 = now_ns();
         trace_begin_pass(&step->trace, step->name, NULL, before);
         switch (i) {
-        case 0: ok = sched_realize(&st); break;
+        case 0: ok = split_and_realize(&st); break;
         case 1: ok = sched_rangeify(&st); break;
         case 2: ok = sched_bufferize_to_store(&st); break;
         case 3: ok = sched_split_kernels(&st); break;

@@ -73,6 +73,11 @@ bool sched_reshape_indices(UCtx *c, const Shape *in, const Shape *out, const UOp
 /* row-major flat index of idx in shape s (the reshape to one dim) */
 const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx);
 
+/* Splits every REDUCE_AXIS of many elements into few in two (a reduction
+ * of partials kept in a CONTIGUOUS), as v0.12.0's split_reduceop;
+ * st->sink becomes the new graph and *changed says whether it changed
+ * (the caller indexes it again).  split_reduce.c. */
+bool sched_split_reduces(SchedState *st, bool *changed);
 /* the steps; each returns false with st->err set */
 bool sched_realize(SchedState *st);
 bool sched_rangeify(SchedState *st);

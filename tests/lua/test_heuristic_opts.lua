@@ -40,16 +40,10 @@ local ORDER = {"matmul512", "matmul64", "conv2d", "softmax", "sum1m", "add1m", "
                "pad_flip", "conv_small", "conv_pad_small", "matmul16", "sum_axis", "max_axis0", "permute",
                "softmax_small", "exp_sum", "expand_add", "stack"}
 
--- Known differences, each checked so that it is noticed when it goes away:
--- uopdb's scheduler keeps the 1M-element sum in one kernel where tinygrad
--- splits it in two (a 256x4096 partial sum, then a sum of the 256), so the
--- heuristic sees other kernels; only the unroll of the single kernel's
--- reduce axis by 4 is compared (tinygrad's first kernel unrolls its reduce
--- axis by 4 too).
-local KNOWN = {
-  sum1m = {kernels = 1, opts = {[0] = {{"UNROLL", 0, 4}}, [8] = {{"UNROLL", 0, 4}}},
-           why = "uopdb makes one kernel of the 1M sum, tinygrad two"},
-}
+-- Known differences (none now), each checked so that it is noticed when it
+-- goes away: name = {kernels = uopdb's kernel count, opts = {[threads] =
+-- the opts compared instead}, why = "..."}.
+local KNOWN = {}
 
 -- golden[threads][case][kernel] = {{op, axis, amount}, ...}
 local function read_golden()

@@ -407,6 +407,25 @@ static int fired(const SchedStep *step, const char *rule) {
     return n;
 }
 
+/* a sum of 2^20 elements is split in two kernels in step 1 (v0.12.0's
+ * split_reduceop): 256 partial sums of 4096, then their sum; 2^14 is not */
+static void test_large_reduce_split(void **st) {
+    (void)st;
+    char err[256];
+    const UOp *big = buffer(0, 1 << 20, DT_FLOAT32);
+    Schedule *s = schedule_build(c, sink1(reduce(OP_ADD, big, (int64_t[]){0}, 1)), err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    assert_int_equal(fired(&s->steps[0], "split_reduceop"), 1);
+    assert_int_equal(s->nkernels, 2);
+    schedule_free(s);
+    const UOp *small = buffer(1, 1 << 14, DT_FLOAT32);
+    s = schedule_build(c, sink1(reduce(OP_ADD, small, (int64_t[]){0}, 1)), err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    assert_int_equal(fired(&s->steps[0], "split_reduceop"), 0);
+    assert_int_equal(s->nkernels, 1);
+    schedule_free(s);
+}
+
 static void test_steps_and_traces(void **st) {
     (void)st;
     make_inputs(12);
@@ -638,6 +657,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_realize_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_name_the_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_reduce_split, setup, teardown),
     };
     int rc = cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
     ruleset_registry_free();

@@ -94,7 +94,8 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
             if (st) sb_printf(&sb, "%s: stage %d (%s) is the first whose output breaks its spec", pipeline_name(kp), n,
                               st->name);
             else sb_printf(&sb, "%s: the kernel as scheduled breaks the kernel spec", pipeline_name(kp));
-            sb_printf(&sb, "\n  %s", lua_tostring(L, -1));
+            /* the point's line without the kernel's name, which the first line gives */
+            sb_printf(&sb, "\n  %s", lua_tostring(L, -1) + strlen(pipeline_name(kp)) + 1);
             if (n > 0) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
             lua_pop(L, 1);
             set_text(L, "verify", sb_str(&sb));

@@ -353,9 +353,19 @@ static Verdict r_special(const UOp *u, Why *w) {
     if (u->dtype != x) return bad(w, "dtype %s but its size is %s", dts(u->dtype, b0), dts(x, b1));
     return u->arg && u->arg->kind == ARG_STR ? V_OK : bad(w, "arg must be a name");
 }
-static Verdict r_index_elementwise(const UOp *u, Why *w) { /* kernel_spec: index math is allowed */
-    (void)w;
-    return is_index(u->dtype) ? V_OK : V_NONE;
+/* kernel_spec: index math is allowed; uopdb also holds its sources to the
+ * ALU rule (tinygrad lets any elementwise index op through here) */
+static Verdict r_index_elementwise(const UOp *u, Why *w) {
+    char b0[64], b1[64];
+    if (!is_index(u->dtype)) return V_NONE;
+    Op op = uop_op(u);
+    int first = op == OP_WHERE ? 1 : 0;
+    if (op_is_alu(op))
+        for (int i = first; i < u->nsrc; i++)
+            if (u->src[i]->dtype->base != u->dtype->base)
+                return bad(w, "dtype %s but source %d (%%%u) is %s", dts(u->dtype, b0), i, u->src[i]->id,
+                           dts(u->src[i]->dtype, b1));
+    return V_OK;
 }
 static Verdict r_index_restricted(const UOp *u, Why *w) { /* full_spec: index on ADD, MUL, MOD, IDIV, MAX, CAST... */
     (void)w;
@@ -438,7 +448,7 @@ static const SpecRow spec_rows[] = {
     ROW(CONST, S_LATE, "Invalid lowered", r_no_invalid_const),
     ROW(VCONST, S_LATE, "Invalid lowered", r_vconst_lowered),
     ROW(INDEX, S_ALL, "INDEX keeps the buffer's address space", r_index_addrspace),
-    ROW(LOAD, S_LATE, "LOAD through a pointer", r_memory_through_pointer),
+    ROW(LOAD, S_MID | SP, "LOAD through a pointer", r_memory_through_pointer),
     ROW(STORE, S_LATE, "STORE through a pointer", r_memory_through_pointer),
     /* program_spec (and, once lowered, between the late stages) */
     ROW(INDEX, S_MID | SP, "INDEX with a gate", r_index_gated),
@@ -459,10 +469,9 @@ static const SpecRow spec_rows[] = {
     ROW(AFTER, S_MID, "AFTER", r_any),
     ROW(END, S_MID, "END of unrolled ranges", r_end_unrolled),
     /* kernel_spec */
-    CLASS(0, SK | SC, "index math", r_index_elementwise),
-    ROW(CONST, SK | SC, "index math", r_index_elementwise),
-    ROW(RANGE, SK | SC, "index math", r_index_elementwise),
-    ROW(DEFINE_VAR, SK | SC, "index math", r_index_elementwise),
+    CLASS(0, SK | SC, "index math", r_index_elementwise),  /* uopdb: with the ALU rule's sources */
+    /* (tinygrad also lets CONST, RANGE and DEFINE_VAR of index through
+     * here; uopdb holds them to their own rules below) */
     ROW(END, S_GRAPH, "END closes RANGEs", r_end_ranges),
     ROW(BUFFERIZE, SK | SC, "BUFFERIZE", r_any),
     ROW(REDUCE, SK | SC, "REDUCE over index ranges", r_reduce),

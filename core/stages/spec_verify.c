@@ -525,7 +525,8 @@ static const SpecRow spec_rows[] = {
 #define NROWS (sizeof spec_rows / sizeof spec_rows[0])
 
 /* per spec, per op: the rows that apply, in table order (built once) */
-static uint8_t row_list[SPEC_COUNT][OP_COUNT][16];
+#define MAX_ROWS_PER_OP 24
+static uint8_t row_list[SPEC_COUNT][OP_COUNT][MAX_ROWS_PER_OP];
 static uint8_t row_count[SPEC_COUNT][OP_COUNT];
 static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
 
@@ -542,7 +543,7 @@ static void build_rows(void) {
     for (int k = 0; k < SPEC_COUNT; k++)
         for (int op = 0; op < OP_COUNT; op++)
             for (size_t i = 0; i < NROWS; i++)
-                if ((spec_rows[i].specs & (1u << k)) && row_matches_op(&spec_rows[i], (Op)op) && row_count[k][op] < 16)
+                if ((spec_rows[i].specs & (1u << k)) && row_matches_op(&spec_rows[i], (Op)op) && row_count[k][op] < MAX_ROWS_PER_OP)
                     row_list[k][op][row_count[k][op]++] = (uint8_t)i;
 }
 

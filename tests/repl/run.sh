@@ -354,6 +354,9 @@ run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:ma
 expect_has "--color=always: first wrong red" $'\e[31mfirst wrong\e[0m at stage 15' "$out"
 expect_has "--color=always: DIFFERS red" $'\e[31mDIFFERS\e[0m from the reference' "$out"
 expect_has "--color=always: differ red" $'elements \e[31mdiffer\e[0m from' "$out"
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:verify 3\nk:insert(4, uop.rules{ {name="d", pattern="(END s:void (RANGE) ...)", rewrite=function(m) return m.s end} })\n:verify all\n' --color=always
+expect_has "--color=always: verify ok green" $'codegen spec): \e[32mok\e[0m, ' "$out"
+expect_has "--color=always: verify broken red" $'is the first whose output \e[31mbreaks its spec\e[0m' "$out"
 run "" --color=sometimes
 expect_rc "--color with a bad value: status 1" 1 "$rc"
 expect_has "--color with a bad value: message" "--color takes never, always or auto" "$err"

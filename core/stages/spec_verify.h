@@ -7,11 +7,13 @@
  *
  * Which spec a point gets (spec_for_point): point 0, the kernel as
  * scheduled, the kernel spec (tinygrad checks it on entry to codegen);
- * points 1..14 the codegen spec (the forms the stages leave between:
- * expander vectors, UNROLL/CONTRACT, vectors of pointers, LOADs); points
- * 15..20, after the index dtype is lowered, the codegen spec with no
- * `index` dtype and no Invalid left; points 21..22, the LINEAR program, the
- * program spec on each instruction (tinygrad checks it after linearize). */
+ * points 1..15 the codegen spec (the forms the stages leave between:
+ * expander vectors, UNROLL/CONTRACT, vectors of pointers, LOADs, gated
+ * INDEX); points 16..20 the codegen spec with no `index` dtype and no
+ * Invalid left (stage 15 lowers them, but may leave a CAST to index under
+ * another CAST, which stage 16 folds, as in v0.12.0); points 21..22, the
+ * LINEAR program, the program spec on each instruction (tinygrad checks it
+ * after linearize). */
 #ifndef UOPDB_SPEC_VERIFY_H
 #define UOPDB_SPEC_VERIFY_H
 #include <stdbool.h>

@@ -131,4 +131,4 @@ clean:
 # the random checker of whole tensor programs, by hand: make fuzz-pipeline N=1000 SEED=1
 fuzz-pipeline:
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb
-	@$(BUILD)/uopdb tests/fuzz/fuzz_pipeline.lua $(if $(filter command line,$(origin N)),$(N),1000) $(SEED)
+	@UOPDB_VERIFY=$${UOPDB_VERIFY:-1} $(BUILD)/uopdb tests/fuzz/fuzz_pipeline.lua $(if $(filter command line,$(origin N)),$(N),1000) $(SEED)

@@ -41,6 +41,7 @@ static const char help_text[] =
     "  :run               run the kernel's program, validated against the reference\n"
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
+    "  :verify [N|all]    check point N (or every point) against tinygrad's spec of its form\n"
     "  :report FILE       the whole program as one HTML page (stages, diffs, rules, graphs)\n"
     "\n"
     "The uop module (also require \"uopdb\"):\n"
@@ -187,6 +188,17 @@ static const CommandInfo commands[] = {
      ":check 4\n"
      ":check 22",
      "return k:check(%s)"},
+    {"verify", NULL, ARGS_STAGE_OR_ALL, ":verify | :verify N | :verify all",
+     "Checks the kernel at point N (default: the current point) against the spec\n"
+     "of that point, tinygrad's checks of what each op's sources and dtypes may\n"
+     "be: the kernel spec at 0, the codegen spec between the stages (no index\n"
+     "dtype from 16), the program spec on the linear program (21, 22).  With all,\n"
+     "checks every point and names the first stage whose output breaks its spec,\n"
+     "with the rule and the node.",
+     ":verify\n"
+     ":verify 14\n"
+     ":verify all    -- the first stage that breaks the spec, if any",
+     "return k:verify(%s)"},
     {"report", NULL, ARGS_FILE, ":report FILE",
      "Writes the current kernel's program as one self-contained HTML page: its\n"
      "kernels, every stage with its listing, diff, rules and graph, the LLVM IR\n"
@@ -259,9 +271,12 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     if (!cmd) return false;
     /* integer arguments allowed; -1: one optional file name */
     int nargs = cmd->args == ARGS_FILE ? -1 : cmd->args == ARGS_STAGES ? 2 : cmd->args == ARGS_STAGE ? 1 : 0;
+    if (cmd->args == ARGS_STAGE_OR_ALL) nargs = 1;
     StrBuf args;
     sb_init(&args);
-    if (nargs == -1) {
+    if (cmd->args == ARGS_STAGE_OR_ALL && !strcmp(rest, "all")) {
+        sb_puts(&args, "\"all\"");
+    } else if (nargs == -1) {
         if (*rest) {
             /* any file name, as a Lua string of decimal escapes */
             sb_putc(&args, '"');
@@ -275,7 +290,10 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         }
     } else if (!int_args(rest, nargs)) {
         fprintf(stderr, ":%s takes %s\n", name,
-                nargs == 0 ? "no arguments" : nargs == 1 ? "one stage number" : "two stage numbers");
+                nargs == 0                              ? "no arguments"
+                : cmd->args == ARGS_STAGE_OR_ALL        ? "one stage number or all"
+                : nargs == 1                            ? "one stage number"
+                                                        : "two stage numbers");
         sb_free(&args);
         return true;
     } else {

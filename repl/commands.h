@@ -11,6 +11,7 @@ typedef enum CommandResult { CMD_CONTINUE, CMD_QUIT } CommandResult;
 typedef enum CommandArgs {
     ARGS_NONE,
     ARGS_STAGE,   /* one stage number */
+    ARGS_STAGE_OR_ALL, /* one stage number or the word "all" */
     ARGS_STAGES,  /* up to two stage numbers */
     ARGS_BREAK,   /* rule NAME | op OP | node ID */
     ARGS_FILE,    /* a file name */

@@ -363,6 +363,15 @@ static void complete_command_args(lua_State *L, const char *line, const char *wo
                 add_prefixed(m, num, "", word);
             }
         break;
+    case ARGS_STAGE_OR_ALL:
+        if (nprev == 0) {
+            add_prefixed(m, "all", "", word);
+            for (int i = 0; i <= uopdb_lua_stage_count(); i++) {
+                snprintf(num, sizeof num, "%d", i);
+                add_prefixed(m, num, "", word);
+            }
+        }
+        break;
     case ARGS_BREAK:
         if (nprev == 0) {
             static const char *const kinds[] = {"rule", "op", "node"};

@@ -189,15 +189,17 @@ static void color_stage_line(StrBuf *out, const char *s, size_t n) {
 static bool word_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 /* verdicts of checks, validations and bisections */
-static void color_verdict_line(StrBuf *out, const char *s, size_t n) {
-    static const struct { const char *word, *sgr; } verdicts[] = {
-        {"first wrong", SGR_RED}, {"DIFFERS", SGR_RED}, {"differ", SGR_RED}, {"is wrong", SGR_RED},
-        {"matches", SGR_GREEN},   {"match", SGR_GREEN}, {"is right", SGR_GREEN}};
+typedef struct VerdictWord {
+    const char *word, *sgr;
+} VerdictWord;
+
+/* s with each of the words (whole words) in its colour */
+static void color_words(StrBuf *out, const char *s, size_t n, const VerdictWord *verdicts, size_t nverdicts) {
     size_t i = 0, from = 0;
     while (i < n) {
         bool hit = false;
         if (i == 0 || !word_char(s[i - 1]))
-            for (size_t v = 0; v < sizeof verdicts / sizeof verdicts[0]; v++) {
+            for (size_t v = 0; v < nverdicts; v++) {
                 size_t m = strlen(verdicts[v].word);
                 if (i + m <= n && memcmp(s + i, verdicts[v].word, m) == 0 && (i + m == n || !word_char(s[i + m]))) {
                     sb_putn(out, s + from, i - from);
@@ -211,6 +213,21 @@ static void color_verdict_line(StrBuf *out, const char *s, size_t n) {
         if (!hit) i++;
     }
     sb_putn(out, s + from, n - from);
+}
+
+static void color_verdict_line(StrBuf *out, const char *s, size_t n) {
+    static const VerdictWord verdicts[] = {
+        {"first wrong", SGR_RED}, {"DIFFERS", SGR_RED}, {"differ", SGR_RED}, {"is wrong", SGR_RED},
+        {"matches", SGR_GREEN},   {"match", SGR_GREEN}, {"is right", SGR_GREEN}};
+    color_words(out, s, n, verdicts, sizeof verdicts / sizeof verdicts[0]);
+}
+
+/* k:verify's verdicts */
+static void color_verify_line(StrBuf *out, const char *s, size_t n) {
+    static const VerdictWord verdicts[] = {{"breaks it", SGR_RED},        {"breaks its spec", SGR_RED},
+                                           {"broken", SGR_RED},           {"ok", SGR_GREEN},
+                                           {"meet their spec", SGR_GREEN}};
+    color_words(out, s, n, verdicts, sizeof verdicts / sizeof verdicts[0]);
 }
 
 typedef void (*LineColor)(StrBuf *, const char *, size_t);
@@ -233,6 +250,7 @@ void output_decorate(StrBuf *out, const char *kind, const char *text, size_t len
         if (!strcmp(kind, "diff")) color = color_diff_line;
         else if (!strcmp(kind, "stages")) color = color_stage_line;
         else if (!strcmp(kind, "check") || !strcmp(kind, "validate") || !strcmp(kind, "bisect")) color = color_verdict_line;
+        else if (!strcmp(kind, "verify")) color = color_verify_line;
     }
     if (!width && !color) {
         sb_putn(out, text, len);

@@ -58,6 +58,8 @@ void count_failed_validation(lua_State *L);
 /* the Kernel methods (lua_kernel.c) */
 extern const luaL_Reg luop_kernel_methods[];
 int luop_kernel_tostring(lua_State *L);
+/* k:verify([n | "all"]) (lua_verify.c) */
+int luop_kernel_verify(lua_State *L);
 int luop_kernel_eq(lua_State *L);
 
 #endif

@@ -66,6 +66,7 @@ void luop_open_rules(lua_State *L);
 void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, shapes */
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
 void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */
+void luop_open_verify(lua_State *L);   /* lua_verify.c: uop.verify, uop.verify_stages, uop.spec_for_point */
 
 /* The Lua state whose code a Lua rewrite function runs on while
  * uop.rewrite is active (rewrites may run inside coroutines). */

@@ -111,6 +111,7 @@ int luaopen_uopdb(lua_State *L) {
     luop_open_tensor(L);
     luop_open_compile(L);
     luop_open_report(L);
+    luop_open_verify(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "version");
     lua_pushvalue(L, -1);

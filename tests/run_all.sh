@@ -6,6 +6,9 @@
 # "tests: N passed, M failed".  Exits non-zero if anything failed.
 set -u
 build=${1:-build}
+# every stage's output is checked against the spec of its point as it runs
+# (core/stages/spec_verify.h); UOPDB_VERIFY=0 turns it off
+export UOPDB_VERIFY=${UOPDB_VERIFY:-1}
 total_pass=0 total_fail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

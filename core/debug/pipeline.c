@@ -3,6 +3,7 @@
  * and the compiled kernel cached until the opts change. */
 #include "pipeline.h"
 #include "breakpoints.h"
+#include "../stages/spec_verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,15 @@ static void inserted_sets(const KernelPipeline *kp, int n, StageCtx *sc, const R
     sc->after = sides[1], sc->nafter = na;
 }
 
+/* Whether rules are inserted into stage n or one before it: what they make
+ * is for bisect, check and k:verify to judge, so those stages and the ones
+ * after them are not verified as they run. */
+static bool inserted_up_to(const KernelPipeline *kp, int n) {
+    for (int i = 0; i < kp->nins; i++)
+        if (kp->ins[i].stage <= n) return true;
+    return false;
+}
+
 /* Runs stage n, whose input (point n-1) must exist. */
 static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     StageResult *r = &kp->res[n];
@@ -144,6 +154,7 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     sc.trace = &r->trace;
     const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
     inserted_sets(kp, n, &sc, sides);
+    sc.verify = spec_verify_enabled() && !inserted_up_to(kp, n);
     double t0 = now_ms();
     const UOp *out = stage_run(&sc, n, in);
     double t1 = now_ms();

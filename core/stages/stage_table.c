@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "../rewrite/registry.h"
 #include "../rewrite/rewrite.h"
+#include "spec_verify.h"
 #include "stage_rules.h"
 
 #define RW(rules, pass) STAGE_REWRITE, rules, false, pass
@@ -243,11 +244,25 @@ static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
     return r ? run_inserted(sc, sc->after, sc->nafter, r) : NULL;
 }
 
+/* With sc->verify, the root at point n, a stage's output or, for n = 0,
+ * the kernel as scheduled, must meet the spec of that point; a rewrite
+ * point (stop_after) may be a half-done form and is not checked.  False
+ * with "spec: ..." in sc->err. */
+static bool verify_point(StageCtx *sc, int n, const UOp *root) {
+    if (!sc->verify || (n > 0 && sc->stop_after != 0)) return true;
+    VerifyError e;
+    if (uop_verify(root, spec_for_point(n), &e, NULL)) return true;
+    if (n == 0) stage_fail(sc, "spec of its input (point 0, %s spec): %s", spec_kind_name(SPEC_KERNEL), e.msg);
+    else stage_fail(sc, "spec: %s", e.msg);
+    return false;
+}
+
 const UOp *stage_run(StageCtx *sc, int n, const UOp *root) {
     const Stage *st = stage_get(n);
     if (!st) return stage_fail(sc, "no stage %d: stages are 1 to %d", n, STAGE_COUNT);
     if (!root) return stage_fail(sc, "stage %d (%s): no input", n, st->name);
-    const UOp *out = run_row(sc, st, root);
+    const UOp *out = n != 1 || verify_point(sc, 0, root) ? run_row(sc, st, root) : NULL;
+    if (out && !verify_point(sc, n, out)) out = NULL;
     if (!out && sc->err && sc->errlen) {
         char inner[512];
         snprintf(inner, sizeof inner, "%s", sc->err);
@@ -257,7 +272,7 @@ const UOp *stage_run(StageCtx *sc, int n, const UOp *root) {
 }
 
 const UOp *stages_run_all(UCtx *c, const UOp *ast, const KernelOpt *opts, int nopts, char *err, size_t errlen) {
-    StageCtx sc = {.c = c, .opts = opts, .nopts = nopts, .err = err, .errlen = errlen};
+    StageCtx sc = {.c = c, .opts = opts, .nopts = nopts, .err = err, .errlen = errlen, .verify = spec_verify_enabled()};
     const UOp *u = ast;
     for (int n = 1; n <= STAGE_COUNT && u; n++) u = stage_run(&sc, n, u);
     return u;

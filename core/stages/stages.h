@@ -51,6 +51,10 @@ typedef struct StageCtx {
      * {transcendentals = "native"}); a row's rules_native says what it
      * runs then */
     bool native_transcendentals;
+    /* check the stage's output (and stage 1's input, point 0) against the
+     * spec of its point (spec_verify.h); set only where the stage runs on
+     * the point before it, as the pipeline runs it */
+    bool verify;
 } StageCtx;
 
 /* A hook: a stage that is an algorithm rather than rule sets (opts,

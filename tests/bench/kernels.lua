@@ -36,12 +36,21 @@ local a3, b3 = Tensor.rand(3, 3), Tensor.rand(3, 3)
 local a512, b512 = Tensor.rand(512, 512), Tensor.rand(512, 512)
 local x_conv, w_conv = Tensor.rand(1, 32, 56, 56), Tensor.rand(64, 32, 3, 3)
 
-local ms, nk = pipeline_ms(function() return a3:matmul(b3) end, 50)
-row("schedule + 22 stages: matmul 3x3", ms, "ms", nk .. " kernel, heuristic opts")
-ms, nk = pipeline_ms(function() return a512:matmul(b512) end, 20)
-row("schedule + 22 stages: matmul 512x512", ms, "ms", nk .. " kernel, heuristic opts")
-ms, nk = pipeline_ms(function() return x_conv:conv2d(w_conv, {padding = 1}) end, 20)
-row("schedule + 22 stages: conv2d 32x56x56, 64x3x3", ms, "ms", nk .. " kernel, heuristic opts")
+-- each twice: as the pipeline runs by default, then with every stage's
+-- output checked against the spec of its point (UOPDB_VERIFY=1, as the tests run)
+local verifying = uop.verify_stages()
+for _, verify in ipairs{false, true} do
+  uop.verify_stages(verify)
+  local what = verify and "  + spec verify" or "schedule + 22 stages"
+  local note = "kernel, heuristic opts" .. (verify and ", verified" or "")
+  local ms, nk = pipeline_ms(function() return a3:matmul(b3) end, 50)
+  row(what .. ": matmul 3x3", ms, "ms", nk .. " " .. note)
+  ms, nk = pipeline_ms(function() return a512:matmul(b512) end, 20)
+  row(what .. ": matmul 512x512", ms, "ms", nk .. " " .. note)
+  ms, nk = pipeline_ms(function() return x_conv:conv2d(w_conv, {padding = 1}) end, 20)
+  row(what .. ": conv2d 32x56x56, 64x3x3", ms, "ms", nk .. " " .. note)
+end
+uop.verify_stages(verifying)
 
 local k = uop.compile(a512:matmul(b512), {opts = "none"}):kernel(1)
 local total, render, opt, jit = k:compile_ms()

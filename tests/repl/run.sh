@@ -287,6 +287,16 @@ expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symb
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"
 expect_has ":check with a bad argument" ":check takes one stage number" "$err"
 
+# --- :verify checks a point, or every point, against the spec of its form ---
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:verify\n:verify 21\n:verify all\n:verify x\n'
+expect_has ":verify the current point" "r_2_2_2 point 0 (as scheduled, kernel spec): ok, " "$out"
+expect_has ":verify N" "r_2_2_2 point 21 (stage 21 linearize, program spec): ok, " "$out"
+expect_has ":verify all" "r_2_2_2: all 23 points meet their spec" "$out"
+expect_has ":verify with a bad argument" ":verify takes one stage number or all" "$err"
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(17, uop.rules{ {name="idx", pattern="(ADD:int32 a b)", rewrite=function(m) return (m.a:cast("index") + m.b:cast("index")):cast("int32") end} })\n:verify all\n'
+expect_has ":verify all names the stage" "r_2_2_2: stage 17 (pre-matcher) is the first whose output breaks its spec" "$out"
+expect_has ":verify all names the node" "index dtype lowered: dtype index not lowered at %" "$out"
+
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:rewrites 15\n'
 expect_has ":rewrites lists the rewrites of a stage" "stage 15 (lower index dtype):" "$out"
 expect_has ":rewrites names each rule" "lower_range" "$out"
@@ -344,6 +354,9 @@ run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:ma
 expect_has "--color=always: first wrong red" $'\e[31mfirst wrong\e[0m at stage 15' "$out"
 expect_has "--color=always: DIFFERS red" $'\e[31mDIFFERS\e[0m from the reference' "$out"
 expect_has "--color=always: differ red" $'elements \e[31mdiffer\e[0m from' "$out"
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:verify 3\nk:insert(4, uop.rules{ {name="d", pattern="(END s:void (RANGE) ...)", rewrite=function(m) return m.s end} })\n:verify all\n' --color=always
+expect_has "--color=always: verify ok green" $'codegen spec): \e[32mok\e[0m, ' "$out"
+expect_has "--color=always: verify broken red" $'is the first whose output \e[31mbreaks its spec\e[0m' "$out"
 run "" --color=sometimes
 expect_rc "--color with a bad value: status 1" 1 "$rc"
 expect_has "--color with a bad value: message" "--color takes never, always or auto" "$err"

@@ -1,0 +1,192 @@
+/* lua_verify.c - the spec verifier in Lua (core/stages/spec_verify.h):
+ * k:verify([n | "all"]) checks a point of a kernel (or every point, naming
+ * the first stage whose output breaks its spec), uop.verify(u [, spec])
+ * checks any graph, and uop.verify_stages([on]) turns the check after
+ * every stage on or off (UOPDB_VERIFY sets it at start).  Results are text
+ * objects (kind "verify") with fields ok, spec, nodes and, when broken,
+ * rule, node and message. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lua_compile.h"
+#include "../core/stages/spec_verify.h"
+#include "../core/util/strbuf.h"
+
+/* the fields of a verdict on the text object on top */
+static void set_verdict(lua_State *L, bool ok, SpecKind kind, size_t nodes, const VerifyError *e) {
+    lua_pushboolean(L, ok);
+    lua_setfield(L, -2, "ok");
+    lua_pushstring(L, spec_kind_name(kind));
+    lua_setfield(L, -2, "spec");
+    lua_pushinteger(L, (lua_Integer)nodes);
+    lua_setfield(L, -2, "nodes");
+    if (ok) return;
+    lua_pushstring(L, e->rule ? e->rule : "");
+    lua_setfield(L, -2, "rule");
+    luop_push(L, e->node);
+    lua_setfield(L, -2, "node");
+    lua_pushstring(L, e->msg);
+    lua_setfield(L, -2, "message");
+}
+
+/* "point 14 (stage 14 devectorize, codegen spec)" or, inside a stage, "point 15.3 (...)" */
+static void point_label(StrBuf *sb, int n, long rewrite, SpecKind kind) {
+    const Stage *st = stage_get(n);
+    if (rewrite >= 0) sb_printf(sb, "point %d.%ld", n, rewrite);
+    else sb_printf(sb, "point %d", n);
+    if (st) sb_printf(sb, " (stage %d %s, %s spec)", n, st->name, spec_kind_name(kind));
+    else sb_printf(sb, " (as scheduled, %s spec)", spec_kind_name(kind));
+}
+
+/* verifies one point; pushes its verdict; false only when the point
+ * cannot be computed (err says why) */
+static bool verify_one(lua_State *L, KernelPipeline *kp, int n, long rewrite, char *err, size_t errlen) {
+    const UOp *root = rewrite >= 0 ? pipeline_rewrite_point(kp, n, (size_t)rewrite, err, errlen)
+                                   : pipeline_root(kp, n, err, errlen);
+    if (!root) return false;
+    SpecKind kind = spec_for_point(n);
+    VerifyError e;
+    size_t nodes = 0;
+    bool ok = uop_verify(root, kind, &e, &nodes);
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s ", pipeline_name(kp));
+    point_label(&sb, n, rewrite, kind);
+    if (ok) sb_printf(&sb, ": ok, %zu %s", nodes, kind == SPEC_PROGRAM ? "instructions" : "nodes");
+    else sb_printf(&sb, ": breaks it: %s", e.msg);
+    push_text(L, "verify", sb_str(&sb));
+    sb_free(&sb);
+    set_verdict(L, ok, kind, nodes, &e);
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "point");
+    return true;
+}
+
+/* k:verify("all"): every point in order; the verdict of the first that
+ * breaks its spec (or cannot be computed), or one line saying all pass */
+static int verify_all(lua_State *L, KernelPipeline *kp) {
+    char err[1024];
+    size_t total = 0;
+    for (int n = 0; n <= STAGE_COUNT; n++) {
+        if (!verify_one(L, kp, n, -1, err, sizeof err)) {
+            StrBuf sb;
+            sb_init(&sb);
+            sb_printf(&sb, "%s: point %d cannot be computed: %s", pipeline_name(kp), n, err);
+            push_text(L, "verify", sb_str(&sb));
+            sb_free(&sb);
+            lua_pushboolean(L, 0);
+            lua_setfield(L, -2, "ok");
+            lua_pushinteger(L, n);
+            lua_setfield(L, -2, "first_bad");
+            lua_pushstring(L, err);
+            lua_setfield(L, -2, "message");
+            return 1;
+        }
+        lua_getfield(L, -1, "ok");
+        bool ok = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (!ok) {
+            /* the verdict names the point; say it is the first */
+            lua_getfield(L, -1, "text");
+            StrBuf sb;
+            sb_init(&sb);
+            const Stage *st = stage_get(n);
+            if (st) sb_printf(&sb, "%s: stage %d (%s) is the first whose output breaks its spec", pipeline_name(kp), n,
+                              st->name);
+            else sb_printf(&sb, "%s: the kernel as scheduled breaks the kernel spec", pipeline_name(kp));
+            /* the point's line without the kernel's name, which the first line gives */
+            sb_printf(&sb, "\n  %s", lua_tostring(L, -1) + strlen(pipeline_name(kp)) + 1);
+            if (n > 0) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
+            lua_pop(L, 1);
+            set_text(L, "verify", sb_str(&sb));
+            sb_free(&sb);
+            lua_pushinteger(L, n);
+            lua_setfield(L, -2, "first_bad");
+            return 1;
+        }
+        lua_getfield(L, -1, "nodes");
+        total += (size_t)lua_tointeger(L, -1);
+        lua_pop(L, 2);
+    }
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s: all %d points meet their spec (%zu nodes checked): kernel spec at 0, codegen 1-15, "
+                   "lowered 16-20, program 21-22",
+              pipeline_name(kp), STAGE_COUNT + 1, total);
+    push_text(L, "verify", sb_str(&sb));
+    sb_free(&sb);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "ok");
+    lua_pushinteger(L, (lua_Integer)total);
+    lua_setfield(L, -2, "nodes");
+    return 1;
+}
+
+/* k:verify([n | "all"]): point n (default: the current point, a rewrite
+ * point included) against the spec of its point */
+int luop_kernel_verify(lua_State *L) {
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        if (strcmp(lua_tostring(L, 2), "all") != 0)
+            return luaL_error(L, "verify: takes a point 0..%d or \"all\", not \"%s\"", STAGE_COUNT, lua_tostring(L, 2));
+        return verify_all(L, kp);
+    }
+    int n;
+    long rewrite = -1;
+    if (lua_isnoneornil(L, 2)) {
+        n = pipeline_position(kp);
+        rewrite = pipeline_rewrite_position(kp);
+    } else {
+        lua_Integer v = luaL_checkinteger(L, 2);
+        if (v < 0 || v > STAGE_COUNT)
+            return luaL_error(L, "verify: no point %d: points are 0 (the kernel as scheduled) to %d", (int)v, STAGE_COUNT);
+        n = (int)v;
+    }
+    char err[1024];
+    if (!verify_one(L, kp, n, rewrite, err, sizeof err)) return luaL_error(L, "verify: %s", err);
+    return 1;
+}
+
+/* uop.verify(u [, spec]): u against the named spec ("kernel", "codegen",
+ * "lowered", "program"; default "program" for a LINEAR, else "kernel") */
+static int l_verify(lua_State *L) {
+    const UOp *u = luop_check(L, 1);
+    SpecKind kind = uop_op(u) == OP_LINEAR ? SPEC_PROGRAM : SPEC_KERNEL;
+    if (!lua_isnoneornil(L, 2) && !spec_kind_from_name(luaL_checkstring(L, 2), &kind))
+        return luaL_error(L, "uop.verify: unknown spec '%s' (kernel, codegen, lowered, program)", lua_tostring(L, 2));
+    VerifyError e;
+    size_t nodes = 0;
+    bool ok = uop_verify(u, kind, &e, &nodes);
+    StrBuf sb;
+    sb_init(&sb);
+    if (ok) sb_printf(&sb, "%s spec: ok, %zu %s", spec_kind_name(kind), nodes, kind == SPEC_PROGRAM ? "instructions" : "nodes");
+    else sb_printf(&sb, "%s spec: broken: %s", spec_kind_name(kind), e.msg);
+    push_text(L, "verify", sb_str(&sb));
+    sb_free(&sb);
+    set_verdict(L, ok, kind, nodes, &e);
+    return 1;
+}
+
+/* uop.verify_stages([on]) -> whether every stage's output is verified as it
+ * runs (after setting it when on is given) */
+static int l_verify_stages(lua_State *L) {
+    if (!lua_isnoneornil(L, 1)) {
+        luaL_checktype(L, 1, LUA_TBOOLEAN);
+        spec_verify_set_enabled(lua_toboolean(L, 1));
+    }
+    lua_pushboolean(L, spec_verify_enabled());
+    return 1;
+}
+
+/* uop.spec_for_point(n) -> the spec's name point n must meet */
+static int l_spec_for_point(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    if (n < 0 || n > STAGE_COUNT) return luaL_error(L, "uop.spec_for_point: no point %d (0..%d)", (int)n, STAGE_COUNT);
+    lua_pushstring(L, spec_kind_name(spec_for_point((int)n)));
+    return 1;
+}
+
+static const luaL_Reg verify_funcs[] = {
+    {"verify", l_verify}, {"verify_stages", l_verify_stages}, {"spec_for_point", l_spec_for_point}, {NULL, NULL}};
+
+void luop_open_verify(lua_State *L) { luaL_setfuncs(L, verify_funcs, 0); }

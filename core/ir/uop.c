@@ -50,6 +50,7 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
 size_t uctx_live_nodes(const UCtx *c) { return c->nodes.count; }
+size_t uctx_live_args(const UCtx *c) { return c->args.count; }
 size_t uctx_bytes(const UCtx *c) {
     return c->arena.reserved_bytes + c->nodes.cap * sizeof *c->nodes.slots + c->args.cap * sizeof(PtrSlot) +
            c->cap_pages * sizeof(IdPage *) + c->live_pages * sizeof(IdPage);

@@ -63,7 +63,8 @@ static inline Op uop_op(const UOp *u) { return (Op)u->op; }
  * Frees the nodes no root reaches: mark every node something still holds
  * (uctx_mark: it and, at the sweep, everything below it), then uctx_sweep.
  * Live nodes stay where they are (pointers stay valid), ids are never
- * reused, and freed nodes' memory goes to later nodes.  Nothing may build
+ * reused, and freed nodes' memory goes to later nodes; the args no live
+ * node uses any more are freed too.  Nothing may build
  * nodes between uctx_marks_new and uctx_sweep; whoever holds a node that
  * is not marked must not use it after the sweep (caches are cleared). */
 typedef struct UCtxMarks UCtxMarks;
@@ -74,9 +75,12 @@ void uctx_mark(UCtxMarks *m, const UOp *u); /* NULL is ignored */
  * number of nodes freed. */
 size_t uctx_sweep(UCtx *c, UCtxMarks *m);
 void uctx_marks_free(UCtxMarks *m);   /* abandons a mark without sweeping */
-/* totals over the context's life: compactions and nodes they freed */
+/* totals over the context's life: compactions, nodes and args they freed */
 size_t uctx_compactions(const UCtx *c);
 size_t uctx_freed_nodes(const UCtx *c);
+size_t uctx_freed_args(const UCtx *c);
+/* Args in the context now. */
+size_t uctx_live_args(const UCtx *c);
 
 /* ---- convenience constructors (all checked; NULL + error on bad input) ---- */
 const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v);

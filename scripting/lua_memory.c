@@ -115,7 +115,10 @@ static int l_compact(lua_State *L) {
 }
 
 /* uop.memory() -> {nodes=, ids=, context_bytes=, buffers=, buffer_bytes=,
- * compactions=, nodes_freed=, buffers_freed=, bytes_freed=, next_nodes=} */
+ * compactions=, nodes_freed=, buffers_freed=, bytes_freed=, next_nodes=,
+ * sanitizer=}; sanitizer is true in a build under AddressSanitizer, whose
+ * quarantine keeps freed memory resident for a while, so the process's
+ * resident size says little there */
 static int l_memory(lua_State *L) {
     LuaMemory *m = luop_memory(L);
     UCtx *c = luop_ctx(L);
@@ -131,6 +134,12 @@ static int l_memory(lua_State *L) {
         lua_pushinteger(L, (lua_Integer)f[i].v);
         lua_setfield(L, -2, f[i].k);
     }
+#if defined(__SANITIZE_ADDRESS__)
+    lua_pushboolean(L, 1);
+#else
+    lua_pushboolean(L, 0);
+#endif
+    lua_setfield(L, -2, "sanitizer");
     return 1;
 }
 

@@ -7,7 +7,10 @@
 local T = ...
 local d = uop.dtypes
 
+-- resident MB, or nil where it says little: under AddressSanitizer, whose
+-- quarantine keeps freed memory resident
 local function rss_mb()
+  if uop.memory().sanitizer then return nil end
   local f = io.open("/proc/self/statm")
   if not f then return nil end
   local _, resident = f:read("n", "n")

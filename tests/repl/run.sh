@@ -413,7 +413,7 @@ for k in $(seq 1 1000); do
     session+="p = uop.compile((Tensor.new({1, 2, 3, 4}, \"float32\") * $k + $k):sum(), {select = false}); b = uop.buffer(\"float32\", 100000); for i = 1, 300 do local _ = x:lt($((k * 1000)) + i) end"$'\n'
     if (( k % 100 == 0 )); then session+="ok = assert(uop.buffer_values(p:run()[1])[1] == $((10 * k + 4 * k)))"$'\n'; fi
 done
-session+=$'m = uop.memory()\nm.compactions > c0, m.nodes < 300000, m.buffer_bytes < 150 * 2^20, rss() - rss0 < 200\n(kept * 2):tolist()[2], tostring(x)\n'
+session+=$'m = uop.memory()\nm.compactions > c0, m.nodes < 300000, m.buffer_bytes < 150 * 2^20, m.sanitizer or rss() - rss0 < 200\n(kept * 2):tolist()[2], tostring(x)\n'
 run "$session"
 expect_eq "long session: bounded" $'true\ttrue\ttrue\ttrue\n12\tUOp %0 = DEFINE_VAR index arg=("x", 0, 9)' "$out"
 expect_eq "long session: no errors" "" "$err"

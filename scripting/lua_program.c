@@ -103,6 +103,17 @@ void luop_mark_programs(lua_State *L, UCtxMarks *m) {
     lua_pop(L, 1);
 }
 
+/* Lua's collector sees a program as a small userdata; the C memory behind
+ * it (schedule, pipelines, and once run its kernels' JIT code, a few hundred
+ * kB each) is told to it as that much allocation, so dropped programs are
+ * collected as often as their size calls for. */
+#define PROGRAM_KB_PER_KERNEL 32
+#define JIT_KB_PER_KERNEL 256
+
+static void gc_debt(lua_State *L, int kb) {
+    if (kb > 0) lua_gc(L, LUA_GCSTEP, kb);
+}
+
 /* ---- uop.compile ---- */
 
 /* a kernel AST's name: tinygrad's KernelInfo name when the SINK has one */
@@ -325,6 +336,7 @@ static int l_compile(lua_State *L) {
         set_current(L, lua_gettop(L));
         lua_pop(L, 1);
     }
+    gc_debt(L, PROGRAM_KB_PER_KERNEL * p->nk);
     return 1;
 }
 
@@ -536,6 +548,10 @@ static int p_run(lua_State *L) {
     char err[1024];
     if (!program_run_opts(s, p->kps, luop_buffer_lookup, L, outs, &ro, err, sizeof err))
         return error_with_node(L, "run", err);
+    if (!p->ran) {
+        p->ran = true;
+        gc_debt(L, JIT_KB_PER_KERNEL * p->nk);
+    }
     if (!validate) {
         lua_pushvalue(L, list_idx);
         return 1;

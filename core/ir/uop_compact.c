@@ -160,7 +160,9 @@ size_t uctx_sweep(UCtx *c, UCtxMarks *m) {
     /* a user's id is above its sources': going down, a node's mark is
      * final when it is reached */
     size_t live = c->nodes.count;
-    for (size_t id = m->nid; id-- > 0;) {
+    /* from the newest node: one made after the marks began counts as
+     * marked, and so do its sources */
+    for (size_t id = c->nid; id-- > 0;) {
         if ((id & (ID_PAGE - 1)) == ID_PAGE - 1 && !c->id_pages[id >> ID_PAGE_BITS]) {
             id -= ID_PAGE - 1; /* a page with no nodes left */
             continue;

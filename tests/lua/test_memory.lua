@@ -162,3 +162,15 @@ T.test("no compaction while a rewrite runs a Lua function", function()
   local r = uop.rewrite(x + 1, made)
   T.eq(tostring(r), tostring(x * 2))
 end)
+
+T.test("no compaction inside a finalizer", function()
+  finalizer_message = nil
+  setmetatable({}, {__gc = function()
+    local ok, msg = pcall(uop.compact)
+    finalizer_message = ok and "compacted" or msg
+  end})
+  collectgarbage()
+  collectgarbage()
+  T.contains(finalizer_message, "uop.compact: not possible while a rewrite, breakpoint or finalizer is running")
+  finalizer_message = nil
+end)

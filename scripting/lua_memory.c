@@ -83,11 +83,19 @@ void luop_safe_point(lua_State *L) {
     }
 }
 
+static int safe_point_body(lua_State *L) {
+    luop_safe_point(L);
+    return 0;
+}
+
 void uopdb_lua_safe_point(lua_State *L) {
     lua_getfield(L, LUA_REGISTRYINDEX, "uopdb.module");
     bool open = lua_istable(L, -1);
     lua_pop(L, 1);
-    if (open) luop_safe_point(L);
+    if (!open) return;
+    /* protected: nothing is there to catch an error between two inputs */
+    lua_pushcfunction(L, safe_point_body);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 void luop_memory_init(LuaMemory *m) {

@@ -45,7 +45,7 @@ for i = 1, programs do
   if i % 100 == 0 then peak = math.max(peak, rss_mb()) end
 end
 m = uop.memory()
-row("RSS after " .. programs .. " programs compiled, run, dropped", rss_mb(), "MB",
+row("RSS after " .. programs .. " programs run and dropped", rss_mb(), "MB",
     string.format("peak %.0f, %d compactions", peak, m.compactions - c0))
 row("programs compiled and run per second", programs / (uop.clock() - t0) * 1e3, "programs/s",
     string.format("%d live nodes after", m.nodes))

@@ -101,7 +101,8 @@ static int b_node(lua_State *L) {
     return 1;
 }
 
-/* uop.node_count(): nodes in this state's context */
+/* uop.node_count(): nodes made in this state's context so far (the ids handed
+ * out; nodes a compaction freed count too: uop.memory().nodes are the live ones) */
 static int b_node_count(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)uctx_node_count(luop_ctx(L)));
     return 1;

@@ -69,7 +69,8 @@ T.test("building and dropping 1.5M UOps stays bounded (compaction by itself)", f
   garbage(1500000)
   local m = uop.memory()
   T.ok(m.compactions >= m0.compactions + 2, "compactions: " .. m.compactions - m0.compactions)
-  T.ok(m.ids - m0.ids >= 3000000, "3M ids handed out")
+  -- an ADD and a CONST each, less constants other tests still hold
+  T.ok(m.ids - m0.ids >= 2900000, "about 3M ids handed out: " .. (m.ids - m0.ids))
   -- the threshold is 2^18 live nodes, doubled after what survives
   T.ok(m.nodes < 600000, "live nodes " .. m.nodes)
   T.ok(m.context_bytes < 96 * 2^20, "context bytes " .. m.context_bytes)

@@ -104,6 +104,7 @@ bench:
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb SAN=0
 	@$(BUILD)/bench
 	@$(BUILD)/uopdb tests/bench/kernels.lua
+	@$(BUILD)/uopdb tests/bench/memory.lua
 
 # the random-expression checker of the symbolic engine, by hand: make fuzz-symbolic N=1000000 SEED=1
 N ?= 100000

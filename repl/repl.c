@@ -93,6 +93,7 @@ void repl_run(lua_State *L) {
     if (tty) printf("uopdb: the UOp debugger. uop.* builds graphs; :help lists commands, :quit leaves.\n");
     for (;;) {
         char point[256], prompt[300];
+        uopdb_lua_safe_point(L); /* nothing runs between two inputs: memory may be compacted */
         if (*uopdb_lua_current_point(L, point, sizeof point)) snprintf(prompt, sizeof prompt, PROMPT_AT, point);
         else snprintf(prompt, sizeof prompt, "%s", PROMPT);
         char *line = input_read(in, prompt, NULL);

@@ -22,6 +22,7 @@ const UOp *luop_const_number(lua_State *L, const DType *dt, int idx) {
 
 /* uop.const(dtype, v): v an integer, a float, a boolean or uop.Invalid */
 static int b_const(lua_State *L) {
+    luop_safe_point(L);
     const DType *dt = luop_check_dtype(L, 1);
     UCtx *c = luop_ctx(L);
     const UOp *u = NULL;
@@ -42,6 +43,7 @@ static int b_const(lua_State *L) {
 
 /* uop.var(name, lo, hi): DEFINE_VAR of dtype index */
 static int b_var(lua_State *L) {
+    luop_safe_point(L);
     const char *name = luaL_checkstring(L, 1);
     lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
     if (lo > hi) return luaL_error(L, "var: '%s' has lo %I > hi %I", name, lo, hi);
@@ -51,6 +53,7 @@ static int b_var(lua_State *L) {
 
 /* uop.range(n, axis_id = 0, axis_type = "LOOP"): n an integer or a UOp */
 static int b_range(lua_State *L) {
+    luop_safe_point(L);
     UCtx *c = luop_ctx(L);
     const UOp *end = luop_test(L, 1);
     if (!end) {
@@ -66,6 +69,7 @@ static int b_range(lua_State *L) {
 
 /* uop.new(op, dtype, {srcs}, arg) */
 static int b_new(lua_State *L) {
+    luop_safe_point(L);
     lua_settop(L, 4);
     Op op = luop_check_op(L, 1);
     const DType *dt = lua_isnoneornil(L, 2) ? DT_VOID : luop_check_dtype(L, 2);
@@ -97,7 +101,8 @@ static int b_node(lua_State *L) {
     return 1;
 }
 
-/* uop.node_count(): nodes in this state's context */
+/* uop.node_count(): nodes made in this state's context so far (the ids handed
+ * out; nodes a compaction freed count too: uop.memory().nodes are the live ones) */
 static int b_node_count(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)uctx_node_count(luop_ctx(L)));
     return 1;

@@ -18,6 +18,7 @@ typedef struct LProgram {
     KernelPipeline **kps;
     int nk;
     const UOp *sink;
+    bool ran;       /* run once: its kernels' JIT memory was told to Lua's collector */
 } LProgram;
 
 typedef struct LKernel {

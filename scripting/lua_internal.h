@@ -28,6 +28,26 @@ UCtx *luop_ctx(lua_State *L);
 /* Raises the context's error message as a Lua error (never returns). */
 int luop_ctx_error(lua_State *L);
 
+/* ---- memory (lua_memory.c) ---- */
+typedef struct LuaMemory {
+    int busy;                 /* >0: C code below holds nodes Lua does not (a
+                                 rewrite calling a Lua function): no compaction */
+    size_t host_bytes;        /* host data of buffers (kept by lua_tensor.c) */
+    size_t next_nodes, next_bytes; /* compact when live nodes or host data reach these */
+    size_t compactions, nodes_freed, buffers_freed, bytes_freed; /* totals */
+} LuaMemory;
+void luop_memory_init(LuaMemory *m);
+LuaMemory *luop_memory(lua_State *L);   /* lua_module.c: the state's, beside its context */
+/* A safe point: compacts when memory has grown enough (see lua_memory.c).
+ * Call only at the start of a function called from Lua, before it holds
+ * any node Lua does not. */
+void luop_safe_point(lua_State *L);
+/* Marks for a compaction: the nodes of every live UOp box (lua_uop.c), of
+ * every live program (lua_program.c). */
+void luop_mark_boxes(lua_State *L, UCtxMarks *m);
+void luop_mark_programs(lua_State *L, UCtxMarks *m);
+void luop_open_memory(lua_State *L);
+
 /* ---- UOp boxes (lua_uop.c): one box per node, so == is identity ---- */
 void luop_push(lua_State *L, const UOp *u);      /* pushes nil for NULL */
 /* Pushes u, or raises the context error when u is NULL (a failed build). */

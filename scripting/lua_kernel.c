@@ -699,7 +699,12 @@ static int lua_when(void *ud, const UOp *before, const UOp *after, char *err, si
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->ref);
     luop_push(L, before);
     luop_push(L, after);
-    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    /* the stepping holds nodes Lua does not: no compaction meanwhile */
+    LuaMemory *mem = luop_memory(L);
+    mem->busy++;
+    int status = lua_pcall(L, 2, 1, 0);
+    mem->busy--;
+    if (status != LUA_OK) {
         snprintf(err, errlen, "breakpoint predicate: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return -1;

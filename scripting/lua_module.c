@@ -44,7 +44,10 @@ static const struct LuaPart {
     LUA_PARTS(PART_ENTRY)
 };
 
-typedef struct CtxBox { UCtx *c; } CtxBox;
+typedef struct CtxBox {
+    UCtx *c;
+    LuaMemory mem;
+} CtxBox;
 
 static int ctx_gc(lua_State *L) {
     CtxBox *b = luaL_checkudata(L, 1, "uopdb.Context");
@@ -59,6 +62,14 @@ UCtx *luop_ctx(lua_State *L) {
     lua_pop(L, 1);
     if (!b || !b->c) luaL_error(L, "uopdb: the module is not open in this Lua state");
     return b->c;
+}
+
+LuaMemory *luop_memory(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+    CtxBox *b = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!b || !b->c) luaL_error(L, "uopdb: the module is not open in this Lua state");
+    return &b->mem;
 }
 
 int luop_ctx_error(lua_State *L) {
@@ -76,6 +87,7 @@ int luop_ctx_error(lua_State *L) {
 static void create_context(lua_State *L) {
     CtxBox *b = lua_newuserdatauv(L, sizeof *b, 0);
     b->c = NULL;
+    luop_memory_init(&b->mem);
     if (luaL_newmetatable(L, "uopdb.Context")) {
         lua_pushcfunction(L, ctx_gc);
         lua_setfield(L, -2, "__gc");
@@ -112,6 +124,7 @@ int luaopen_uopdb(lua_State *L) {
     luop_open_compile(L);
     luop_open_report(L);
     luop_open_verify(L);
+    luop_open_memory(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "version");
     lua_pushvalue(L, -1);

@@ -61,6 +61,59 @@ void push_kernel(lua_State *L, int prog_idx, int i) {
 }
 
 
+/* ---- live programs, for a compaction ---- */
+
+#define PROGRAMS_KEY "uopdb.programs"
+
+/* the program at idx joins the weak table of programs */
+static void track_program(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PROGRAMS_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, PROGRAMS_KEY);
+    }
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+void luop_mark_programs(lua_State *L, UCtxMarks *m) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PROGRAMS_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        LProgram *p = lua_touserdata(L, -1);
+        /* a program finalized in this collection is still a key until the next */
+        if (!p || !p->s) continue;
+        uctx_mark(m, p->sink);
+        schedule_mark(p->s, m);
+        for (int i = 0; i < p->nk; i++)
+            if (p->kps[i]) pipeline_mark(p->kps[i], m);
+    }
+    lua_pop(L, 1);
+}
+
+/* Lua's collector sees a program as a small userdata; the C memory behind
+ * it (schedule, pipelines, and once run its kernels' JIT code, a few hundred
+ * kB each) is told to it as that much allocation, so dropped programs are
+ * collected as often as their size calls for. */
+#define PROGRAM_KB_PER_KERNEL 32
+#define JIT_KB_PER_KERNEL 256
+
+static void gc_debt(lua_State *L, int kb) {
+    if (kb > 0) lua_gc(L, LUA_GCSTEP, kb);
+}
+
 /* ---- uop.compile ---- */
 
 /* a kernel AST's name: tinygrad's KernelInfo name when the SINK has one */
@@ -156,6 +209,7 @@ static void insert_rules_option(lua_State *L, int opts, LProgram *p) {
 }
 
 static int l_compile(lua_State *L) {
+    luop_safe_point(L);
     UCtx *c = luop_ctx(L);
     const UOp *outs[64];
     int n = 0;
@@ -215,6 +269,7 @@ static int l_compile(lua_State *L) {
     luaL_setmetatable(L, PROGRAM_MT);
     p->s = s;
     p->sink = sink;
+    track_program(L, -1);
     p->kps = calloc((size_t)s->nkernels + 1, sizeof *p->kps);
     if (!p->kps) return luaL_error(L, "out of memory");
     p->nk = s->nkernels;
@@ -281,6 +336,7 @@ static int l_compile(lua_State *L) {
         set_current(L, lua_gettop(L));
         lua_pop(L, 1);
     }
+    gc_debt(L, PROGRAM_KB_PER_KERNEL * p->nk);
     return 1;
 }
 
@@ -469,6 +525,7 @@ static int p_print(lua_State *L) {
  * output BUFFER UOps [, report]; checked runs the kernels compiled with
  * bounds checks, an access outside its buffer being the run's error */
 static int p_run(lua_State *L) {
+    luop_safe_point(L);
     LProgram *p = program_alive(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     check_option_keys(L, 2, "run", (const char *[]){"validate", "atol", "rtol", "quiet", "checked", NULL});
@@ -491,6 +548,10 @@ static int p_run(lua_State *L) {
     char err[1024];
     if (!program_run_opts(s, p->kps, luop_buffer_lookup, L, outs, &ro, err, sizeof err))
         return error_with_node(L, "run", err);
+    if (!p->ran) {
+        p->ran = true;
+        gc_debt(L, JIT_KB_PER_KERNEL * p->nk);
+    }
     if (!validate) {
         lua_pushvalue(L, list_idx);
         return 1;

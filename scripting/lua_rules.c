@@ -67,7 +67,12 @@ static bool run_lua(lua_State *L, int ref, const Match *m, const char *what) {
     lua_pushcfunction(L, call_rule_fn);
     lua_pushinteger(L, ref);
     lua_pushlightuserdata(L, (void *)m);
-    if (lua_pcall(L, 2, 1, 0) == LUA_OK) return true;
+    /* the rewrite holds nodes Lua does not: no compaction meanwhile */
+    LuaMemory *mem = luop_memory(L);
+    mem->busy++;
+    int status = lua_pcall(L, 2, 1, 0);
+    mem->busy--;
+    if (status == LUA_OK) return true;
     const char *msg = lua_tostring(L, -1);
     rewrite_fail(m, "%s: %s", what, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);

@@ -1,6 +1,7 @@
 /* lua_tensor.c - the C side of the Tensor front end: the host data of the
- * tensor graph's BUFFER nodes (a registry per Lua state, freed when the
- * state closes), reading and writing that data as Lua values, shapes,
+ * tensor graph's BUFFER nodes (a registry per Lua state: a buffer's data
+ * lives as long as its node, and goes when a compaction frees the node or
+ * the state closes), reading and writing that data as Lua values, shapes,
  * dtype facts and promotion for tensor.lua, and uop.reference, the naive
  * evaluator of a tensor graph that tests check the front end against.
  *
@@ -20,23 +21,98 @@
 #include "../core/util/u64map.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define REGISTRY_KEY "uopdb.tensor_data"
 #define REGISTRY_MT "uopdb.TensorData"
 
+/* one node's host data */
+typedef struct HostBuffer {
+    void *data;             /* buffer_alloc'd */
+    size_t bytes;
+} HostBuffer;
+
 typedef struct BufferRegistry {
-    U64Map data;            /* BUFFER node id -> buffer_alloc'd storage */
+    U64Map data;            /* BUFFER (or DEFINE_GLOBAL) node id -> HostBuffer */
+    size_t bytes;           /* host data held, in bytes */
     int64_t next_unique;    /* the next UNIQUE number to hand out */
 } BufferRegistry;
+
+static void host_buffer_free(HostBuffer *h) {
+    if (!h) return;
+    buffer_free(h->data);
+    free(h);
+}
+
+static BufferRegistry *registry(lua_State *L);
 
 static int registry_gc(lua_State *L) {
     BufferRegistry *r = luaL_checkudata(L, 1, REGISTRY_MT);
     for (size_t i = 0; i < r->data.cap; i++)
-        if (r->data.vals[i]) buffer_free((void *)r->data.vals[i]);
+        if (r->data.vals[i]) host_buffer_free((HostBuffer *)r->data.vals[i]);
     u64map_free(&r->data);
     memset(r, 0, sizeof *r);
     return 0;
+}
+
+/* Registers data (bytes long) as node id's host data, freeing what the id
+ * had; false (nothing changed, data not taken) when out of memory. */
+static bool registry_put(BufferRegistry *r, uint32_t id, void *data, size_t bytes) {
+    HostBuffer *h = malloc(sizeof *h);
+    if (!h) return false;
+    *h = (HostBuffer){data, bytes};
+    HostBuffer *old = (HostBuffer *)u64map_get(&r->data, id);
+    if (!u64map_put(&r->data, id, h)) {
+        free(h);
+        return false;
+    }
+    if (old) r->bytes -= old->bytes;
+    host_buffer_free(old);
+    r->bytes += bytes;
+    return true;
+}
+
+size_t luop_buffer_bytes(lua_State *L) {
+    BufferRegistry *r = registry(L);
+    return r ? r->bytes : 0;
+}
+
+size_t luop_buffer_count(lua_State *L) {
+    BufferRegistry *r = registry(L);
+    return r ? r->data.count : 0;
+}
+
+size_t luop_buffer_prune(lua_State *L, size_t *bytes_freed) {
+    BufferRegistry *r = registry(L);
+    *bytes_freed = 0;
+    if (!r) return 0;
+    UCtx *c = luop_ctx(L);
+    size_t gone = 0;
+    for (size_t i = 0; i < r->data.cap; i++)
+        if (r->data.vals[i] && !uctx_node(c, (uint32_t)r->data.keys[i])) gone++;
+    if (!gone) return 0;
+    /* the map cannot remove keys: the entries that stay go into a new one */
+    U64Map kept = {0};
+    for (size_t i = 0; i < r->data.cap; i++) {
+        HostBuffer *h = (HostBuffer *)r->data.vals[i];
+        if (!h || !uctx_node(c, (uint32_t)r->data.keys[i])) continue;
+        if (!u64map_put(&kept, r->data.keys[i], h)) {
+            u64map_free(&kept); /* out of memory: keep everything for now */
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < r->data.cap; i++) {
+        HostBuffer *h = (HostBuffer *)r->data.vals[i];
+        if (!h || uctx_node(c, (uint32_t)r->data.keys[i])) continue;
+        *bytes_freed += h->bytes;
+        r->bytes -= h->bytes;
+        host_buffer_free(h);
+    }
+    u64map_free(&r->data);
+    r->data = kept;
+    luop_memory(L)->host_bytes = r->bytes;
+    return gone;
 }
 
 /* NULL when the module is not open in this state (never raises) */
@@ -83,11 +159,12 @@ const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **
         if (!buf || !u64map_get(&r->data, buf->id)) break;
         buf = NULL;
     }
-    if (!buf || !u64map_put(&r->data, buf->id, data)) {
+    if (!buf || !registry_put(r, buf->id, data, (size_t)buffer_bytes(dt, count))) {
         buffer_free(data);
         if (buf) luaL_error(L, "buffer: out of memory");
         luop_ctx_error(L);
     }
+    luop_memory(L)->host_bytes = r->bytes;
     if (data_out) *data_out = data;
     return buf;
 }
@@ -97,7 +174,8 @@ static void write_element(lua_State *L, const DType *dt, void *p, size_t k, int 
 const void *luop_buffer_data(lua_State *L, const UOp *buffer) {
     BufferRegistry *r = registry(L);
     if (!r || !buffer || (uop_op(buffer) != OP_BUFFER && uop_op(buffer) != OP_DEFINE_GLOBAL)) return NULL;
-    return u64map_get(&r->data, buffer->id);
+    const HostBuffer *h = u64map_get(&r->data, buffer->id);
+    return h ? h->data : NULL;
 }
 
 void *luop_buffer_attach(lua_State *L, const UOp *node, const DType *dt, int64_t count) {
@@ -107,12 +185,11 @@ void *luop_buffer_attach(lua_State *L, const UOp *node, const DType *dt, int64_t
         luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_str(dt, name, sizeof name));
     void *data = buffer_alloc(dt, count);
     if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_str(dt, name, sizeof name));
-    void *old = (void *)u64map_get(&r->data, node->id);
-    if (!u64map_put(&r->data, node->id, data)) {
+    if (!registry_put(r, node->id, data, (size_t)buffer_bytes(dt, count))) {
         buffer_free(data);
         luaL_error(L, "buffer: out of memory");
     }
-    buffer_free(old);
+    luop_memory(L)->host_bytes = r->bytes;
     return data;
 }
 
@@ -220,6 +297,7 @@ static void push_buffer_elem(lua_State *L, const void *src, size_t k) {
 
 /* uop.buffer(dtype, n | {values}): a BUFFER on CPU with host data */
 static int t_buffer(lua_State *L) {
+    luop_safe_point(L);
     const DType *dt = luop_check_dtype(L, 1);
     void *data;
     if (lua_type(L, 2) == LUA_TTABLE) {

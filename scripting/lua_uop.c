@@ -32,6 +32,17 @@ void luop_push(lua_State *L, const UOp *u) {
     lua_remove(L, -2);
 }
 
+void luop_mark_boxes(lua_State *L, UCtxMarks *m) {
+    lua_getfield(L, LUA_REGISTRYINDEX, UOP_CACHE);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        UOpBox *b = lua_touserdata(L, -1);
+        if (b) uctx_mark(m, b->u);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
 void luop_push_result(lua_State *L, const UOp *u) {
     if (!u) luop_ctx_error(L);
     luop_push(L, u);
@@ -96,6 +107,7 @@ static const UOp *neg_value(lua_State *L, int idx, const UOp *like) {
 /* For a metamethod (a, b): which side is the UOp.  Returns its index and
  * sets *reverse when the UOp is on the right. */
 static int uop_side(lua_State *L, bool *reverse) {
+    luop_safe_point(L);
     *reverse = luop_test(L, 1) == NULL;
     int self = *reverse ? 2 : 1;
     luop_check(L, self);
@@ -141,6 +153,7 @@ static int m_div(lua_State *L) {
 }
 
 static int m_unm(lua_State *L) {
+    luop_safe_point(L);
     luop_push(L, neg(L, luop_check(L, 1)));
     return 1;
 }

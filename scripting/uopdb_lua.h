@@ -29,6 +29,9 @@ int uopdb_lua_failed_validations(lua_State *L);
 /* Ctrl-C: asks long work in C (interpreters, rewrites, bisection, JIT
  * kernels) to stop with an "interrupted" error; async-signal-safe.  The
  * REPL clears the request before each evaluation. */
+/* Between two inputs of the REPL: compacts the state's UOp context when
+ * memory has grown enough (scripting/lua_memory.c). */
+void uopdb_lua_safe_point(lua_State *L);
 void uopdb_lua_interrupt(void);
 void uopdb_lua_interrupt_clear(void);
 

@@ -78,6 +78,14 @@ void pipeline_free(KernelPipeline *kp) {
     free(kp);
 }
 
+void pipeline_mark(const KernelPipeline *kp, UCtxMarks *m) {
+    uctx_mark(m, kp->ast);
+    for (int n = 0; n <= STAGE_COUNT; n++) {
+        uctx_mark(m, kp->res[n].root);
+        trace_mark(&kp->res[n].trace, m);
+    }
+}
+
 const char *pipeline_name(const KernelPipeline *kp) { return kp->name; }
 UCtx *pipeline_ctx(const KernelPipeline *kp) { return kp->c; }
 int pipeline_position(const KernelPipeline *kp) { return kp->pos; }

@@ -24,6 +24,9 @@ typedef struct KernelPipeline KernelPipeline;
 
 KernelPipeline *pipeline_new(UCtx *c, const char *name, const UOp *ast);
 void pipeline_free(KernelPipeline *kp);
+/* Marks every node the pipeline holds (its points and their traces), for a
+ * compaction of its context (uop.h). */
+void pipeline_mark(const KernelPipeline *kp, UCtxMarks *m);
 const char *pipeline_name(const KernelPipeline *kp);
 UCtx *pipeline_ctx(const KernelPipeline *kp);
 

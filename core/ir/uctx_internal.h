@@ -30,13 +30,37 @@ typedef struct NodeTable {
     size_t cap, count;   /* cap is a power of two */
 } NodeTable;
 
+/* id -> node, in pages of ID_PAGE ids made on demand: a compaction frees
+ * the pages whose nodes are all gone, so the map costs what the live nodes'
+ * id ranges cost, not one word per id ever handed out */
+#define ID_PAGE_BITS 12
+#define ID_PAGE (1u << ID_PAGE_BITS)
+typedef struct IdPage {
+    uint32_t live;               /* nodes of the page still there */
+    const UOp *node[ID_PAGE];    /* NULL: freed (or never made) */
+} IdPage;
+
 struct UCtx {
     Arena arena;
     NodeTable nodes;      /* UOp*, keyed by the hash of (op, dtype, src, arg, tag) */
     PtrTable args;        /* Arg*, keyed by Arg.hash */
-    const UOp **by_id;    /* id -> node */
-    size_t nid, cap_id;
+    IdPage **id_pages;    /* [id >> ID_PAGE_BITS], NULL where no node is left */
+    size_t cap_pages, live_pages;
+    size_t nid;           /* the next id (ids are never reused) */
+    size_t compactions, freed_nodes, freed_args; /* totals of uctx_sweep */
     char err[1024];
 };
+
+/* the node of id, NULL if none (freed, or not made yet) */
+static inline const UOp *uctx_node_at(const UCtx *c, size_t id) {
+    size_t p = id >> ID_PAGE_BITS;
+    return p < c->cap_pages && c->id_pages[p] ? c->id_pages[p]->node[id & (ID_PAGE - 1)] : NULL;
+}
+
+/* Rebuilds the node set with ncap slots (a power of two at least twice the
+ * live nodes) from the id map; false when out of memory. */
+bool nodetable_rebuild(UCtx *c, size_t ncap);
+/* The same into ns, ncap zeroed slots the context takes over. */
+void nodetable_fill(UCtx *c, uint64_t *ns, size_t ncap);
 
 #endif

@@ -35,7 +35,8 @@ void uctx_free(UCtx *c) {
     arena_free(&c->arena);
     free(c->nodes.slots);
     free(c->args.slots);
-    free(c->by_id);
+    for (size_t p = 0; p < c->cap_pages; p++) free(c->id_pages[p]);
+    free(c->id_pages);
     free(c);
 }
 
@@ -48,11 +49,13 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
     va_end(ap);
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
+size_t uctx_live_nodes(const UCtx *c) { return c->nodes.count; }
+size_t uctx_live_args(const UCtx *c) { return c->args.count; }
 size_t uctx_bytes(const UCtx *c) {
     return c->arena.reserved_bytes + c->nodes.cap * sizeof *c->nodes.slots + c->args.cap * sizeof(PtrSlot) +
-           c->cap_id * sizeof(UOp *);
+           c->cap_pages * sizeof(IdPage *) + c->live_pages * sizeof(IdPage);
 }
-const UOp *uctx_node(const UCtx *c, uint32_t id) { return id < c->nid ? c->by_id[id] : NULL; }
+const UOp *uctx_node(const UCtx *c, uint32_t id) { return uctx_node_at(c, id); }
 
 _Static_assert(OP_COUNT <= 256, "UOp.op is one byte");
 
@@ -70,39 +73,56 @@ static uint64_t node_hash(Op op, const DType *dt, const UOp *const *src, int nsr
     return h;
 }
 
-/* Doubles the table.  The nodes are re-inserted in id order, reading them
- * where the arena put them one after another, so the pass streams through
- * memory instead of visiting the nodes in the old table's random order. */
-static bool nodetable_grow(UCtx *c) {
-    NodeTable *t = &c->nodes;
-    size_t ncap = t->cap ? t->cap * 2 : 1024;
+/* The nodes are re-inserted in id order, reading them where the arena put
+ * them one after another, so the pass streams through memory instead of
+ * visiting the nodes in the old table's random order. */
+bool nodetable_rebuild(UCtx *c, size_t ncap) {
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
+    nodetable_fill(c, ns, ncap);
+    return true;
+}
+
+void nodetable_fill(UCtx *c, uint64_t *ns, size_t ncap) {
+    NodeTable *t = &c->nodes;
     /* the hashes run GROW_AHEAD nodes ahead of the inserts, and each slot is
      * fetched when its hash is known, so the cache misses overlap */
     enum { GROW_AHEAD = 16 };
     uint64_t ring[GROW_AHEAD];
-    size_t n = c->nid;
-    for (size_t id = 0; id < n + GROW_AHEAD; id++) {
-        if (id >= GROW_AHEAD) {
-            size_t k = id - GROW_AHEAD;
-            uint64_t h = ring[k % GROW_AHEAD];
-            size_t j = h & (ncap - 1);
-            while (ns[j]) j = (j + 1) & (ncap - 1);
-            ns[j] = (uint64_t)(uintptr_t)c->by_id[k] | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
-        }
-        if (id < n) {
-            const UOp *u = c->by_id[id];
+    const UOp *ring_node[GROW_AHEAD];
+    size_t hashed = 0, inserted = 0;
+    for (size_t p = 0; p < c->cap_pages; p++) {
+        const IdPage *ip = c->id_pages[p];
+        for (size_t k = 0; ip && k < ID_PAGE; k++) {
+            const UOp *u = ip->node[k];
+            if (!u) continue;
+            if (hashed - inserted == GROW_AHEAD) {
+                uint64_t h = ring[inserted % GROW_AHEAD];
+                size_t j = h & (ncap - 1);
+                while (ns[j]) j = (j + 1) & (ncap - 1);
+                ns[j] = (uint64_t)(uintptr_t)ring_node[inserted % GROW_AHEAD] | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
+                inserted++;
+            }
             uint64_t h = node_hash(uop_op(u), u->dtype, u->src, u->nsrc, u->arg, u->tag);
-            ring[id % GROW_AHEAD] = h;
+            ring[hashed % GROW_AHEAD] = h;
+            ring_node[hashed % GROW_AHEAD] = u;
+            hashed++;
             __builtin_prefetch(&ns[h & (ncap - 1)], 1);
         }
+    }
+    for (; inserted < hashed; inserted++) {
+        uint64_t h = ring[inserted % GROW_AHEAD];
+        size_t j = h & (ncap - 1);
+        while (ns[j]) j = (j + 1) & (ncap - 1);
+        ns[j] = (uint64_t)(uintptr_t)ring_node[inserted % GROW_AHEAD] | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     }
     free(t->slots);
     t->slots = ns;
     t->cap = ncap;
-    return true;
+    t->count = hashed;
 }
+
+static bool nodetable_grow(UCtx *c) { return nodetable_rebuild(c, c->nodes.cap ? c->nodes.cap * 2 : 1024); }
 
 /* The existing node equal to the key, or NULL with *slot the empty slot
  * where it belongs. */
@@ -145,12 +165,20 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
     const UOp *e = node_find(t, h, op, dt, src, nsrc, arg, tag, &i);
     if (e) return e;
     if (check && !uop_check(c, op, dt, src, nsrc, arg)) return NULL;
-    if (c->nid == c->cap_id) {
-        size_t ncap = c->cap_id ? c->cap_id * 2 : 1024;
-        const UOp **nb = realloc(c->by_id, ncap * sizeof *nb);
-        if (!nb) { uctx_set_error(c, "out of memory"); return NULL; }
-        c->by_id = nb;
-        c->cap_id = ncap;
+    if (c->nid >= UINT32_MAX) { uctx_set_error(c, "node ids exhausted (2^32 nodes made in this context)"); return NULL; }
+    size_t page = c->nid >> ID_PAGE_BITS;
+    if (page >= c->cap_pages) {
+        size_t ncap = c->cap_pages ? c->cap_pages * 2 : 64;
+        IdPage **np = realloc(c->id_pages, ncap * sizeof *np);
+        if (!np) { uctx_set_error(c, "out of memory"); return NULL; }
+        memset(np + c->cap_pages, 0, (ncap - c->cap_pages) * sizeof *np);
+        c->id_pages = np;
+        c->cap_pages = ncap;
+    }
+    if (!c->id_pages[page]) {
+        c->id_pages[page] = calloc(1, sizeof(IdPage));
+        if (!c->id_pages[page]) { uctx_set_error(c, "out of memory"); return NULL; }
+        c->live_pages++;
     }
     UOp *u = arena_alloc_lines(&c->arena, sizeof(UOp) + (size_t)nsrc * sizeof(UOp *));
     if (!u) { uctx_set_error(c, "out of memory"); return NULL; }
@@ -162,7 +190,10 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
     u->arg = arg;
     u->tag = tag;
     if (nsrc) memcpy((void *)u->src, src, (size_t)nsrc * sizeof *src);
-    c->by_id[c->nid++] = u;
+    IdPage *ip = c->id_pages[page];
+    ip->node[c->nid & (ID_PAGE - 1)] = u;
+    ip->live++;
+    c->nid++;
     t->slots[i] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     t->count++;
     return u;

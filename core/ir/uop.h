@@ -34,7 +34,10 @@ void uctx_free(UCtx *c);
 const char *uctx_error(const UCtx *c);
 void uctx_clear_error(UCtx *c);
 void uctx_set_error(UCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ids handed out so far (the next id); nodes a compaction freed count too. */
 size_t uctx_node_count(const UCtx *c);
+/* Nodes in the context now (made and not freed by a compaction). */
+size_t uctx_live_nodes(const UCtx *c);
 size_t uctx_bytes(const UCtx *c);     /* memory held by nodes, args and tables */
 /* Node by stable id, NULL if none. */
 const UOp *uctx_node(const UCtx *c, uint32_t id);
@@ -55,6 +58,29 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
 const UOp *uop_with_src(UCtx *c, const UOp *u, const UOp *const *src, int nsrc);
 
 static inline Op uop_op(const UOp *u) { return (Op)u->op; }
+
+/* ---- compaction (uop_compact.c) ----
+ * Frees the nodes no root reaches: mark every node something still holds
+ * (uctx_mark: it and, at the sweep, everything below it), then uctx_sweep.
+ * Live nodes stay where they are (pointers stay valid), ids are never
+ * reused, and freed nodes' memory goes to later nodes; the args no live
+ * node uses any more are freed too.  Nothing may build
+ * nodes between uctx_marks_new and uctx_sweep; whoever holds a node that
+ * is not marked must not use it after the sweep (caches are cleared). */
+typedef struct UCtxMarks UCtxMarks;
+UCtxMarks *uctx_marks_new(UCtx *c);   /* NULL when out of memory */
+void uctx_mark(UCtxMarks *m, const UOp *u); /* NULL is ignored */
+/* Propagates the marks to sources (one pass down the ids, no recursion),
+ * frees the unmarked nodes, rebuilds the node set and frees m.  Returns the
+ * number of nodes freed. */
+size_t uctx_sweep(UCtx *c, UCtxMarks *m);
+void uctx_marks_free(UCtxMarks *m);   /* abandons a mark without sweeping */
+/* totals over the context's life: compactions, nodes and args they freed */
+size_t uctx_compactions(const UCtx *c);
+size_t uctx_freed_nodes(const UCtx *c);
+size_t uctx_freed_args(const UCtx *c);
+/* Args in the context now. */
+size_t uctx_live_args(const UCtx *c);
 
 /* ---- convenience constructors (all checked; NULL + error on bad input) ---- */
 const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v);

@@ -9,12 +9,15 @@
  *            way a new node is visited and linked back in stage 2;
  *   stage 2  the node's replacement is its new node's replacement.
  * Entries whose inputs are not ready go to the front of the deque and are
- * retried later.  The memo (replace) and the bookkeeping live in an array
- * of per-node records indexed by node id (and, for bottom_up, a second one
- * for the fixed point), grown as the rewrite creates nodes.  The arrays are kept between calls (a small per-thread pool, since
- * rule functions run rewrites of their own): a record belongs to the running
- * rewrite only when its generation stamp is the rewrite's, so starting a
- * rewrite costs nothing however large the context is.
+ * retried later.  The memo (replace) and the bookkeeping live in per-node
+ * records indexed by node id (and, for bottom_up, a second set for the fixed
+ * point), in pages of REC_PAGE ids made when a node of the page is first
+ * seen, so the records cost what the ids in use cost, not one per id ever
+ * handed out.  The pages are kept between calls (a small per-thread pool,
+ * since rule functions run rewrites of their own; rewrite_release_buffers
+ * frees them): a record belongs to the running rewrite only when its
+ * generation stamp is the rewrite's, so starting a rewrite costs nothing
+ * however large the context is.
  *
  * Loops: each node made by a rule remembers the node it was made from and
  * the rule, so when a rewrite produces a node that is still being rewritten
@@ -74,11 +77,14 @@ typedef struct BottomUpState {
     const UOp *bpm_cache; /* bottom-up: what the rules made of the node itself */
 } BottomUpState;
 
+#define REC_PAGE_BITS 10
+#define REC_PAGE (1u << REC_PAGE_BITS)
+
 /* Buffers one rewrite uses, kept for the next one. */
 typedef struct Scratch {
-    NodeState *nodes;
-    BottomUpState *bottom_up; /* grown only by bottom-up rewrites */
-    size_t cap, bu_cap;
+    NodeState **pages;          /* [id >> REC_PAGE_BITS]: REC_PAGE records, or NULL */
+    BottomUpState **bu_pages;   /* the same, made only by bottom-up rewrites */
+    size_t cap, bu_cap;         /* entries of pages and bu_pages */
     uint32_t gen;
     Deque dq;
     const UOp **chain;
@@ -103,12 +109,25 @@ static Scratch *scratch_acquire(void) {
     s->next = NULL;
     if (++s->gen == 0) {
         /* the stamps wrapped around: forget every record */
-        memset(s->nodes, 0, s->cap * sizeof *s->nodes);
-        memset(s->bottom_up, 0, s->bu_cap * sizeof *s->bottom_up);
+        for (size_t p = 0; p < s->cap; p++)
+            if (s->pages[p]) memset(s->pages[p], 0, REC_PAGE * sizeof **s->pages);
+        for (size_t p = 0; p < s->bu_cap; p++)
+            if (s->bu_pages[p]) memset(s->bu_pages[p], 0, REC_PAGE * sizeof **s->bu_pages);
         s->gen = 1;
     }
     s->dq.head = s->dq.count = 0;
     return s;
+}
+
+static void scratch_free(Scratch *s) {
+    for (size_t p = 0; p < s->cap; p++) free(s->pages[p]);
+    for (size_t p = 0; p < s->bu_cap; p++) free(s->bu_pages[p]);
+    free(s->pages);
+    free(s->bu_pages);
+    free(s->dq.items);
+    free(s->chain);
+    free(s->chain_rules);
+    free(s);
 }
 
 static void scratch_release(Scratch *s) {
@@ -119,29 +138,21 @@ static void scratch_release(Scratch *s) {
         scratch_pooled++;
         return;
     }
-    free(s->nodes);
-    free(s->bottom_up);
-    free(s->dq.items);
-    free(s->chain);
-    free(s->chain_rules);
-    free(s);
+    scratch_free(s);
+}
+
+void rewrite_release_buffers(void) {
+    while (scratch_pool) {
+        Scratch *s = scratch_pool;
+        scratch_pool = s->next;
+        scratch_free(s);
+    }
+    scratch_pooled = 0;
 }
 
 /* The pool goes when the library is unloaded (the Lua module is dlclose'd
  * when its state closes) or the program exits. */
-__attribute__((destructor)) static void scratch_pool_free(void) {
-    while (scratch_pool) {
-        Scratch *s = scratch_pool;
-        scratch_pool = s->next;
-        free(s->nodes);
-        free(s->bottom_up);
-        free(s->dq.items);
-        free(s->chain);
-        free(s->chain_rules);
-        free(s);
-    }
-    scratch_pooled = 0;
-}
+__attribute__((destructor)) static void scratch_pool_free(void) { rewrite_release_buffers(); }
 
 typedef struct Engine {
     UCtx *c;
@@ -180,51 +191,70 @@ static void fail(Engine *e, const char *fmt, ...) {
 
 /* ---- per-node records ---- */
 
+/* Room in the page tables for ids below need (the pages come on demand). */
 static bool grow_nodes(Engine *e, size_t need) {
     Scratch *s = e->s;
-    size_t cap = s->cap ? s->cap : 1024;
-    while (cap < need) cap *= 2;
+    size_t pages = (need + REC_PAGE - 1) >> REC_PAGE_BITS;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < pages) cap *= 2;
     if (e->bottom_up && cap > s->bu_cap) {
-        BottomUpState *o = realloc(s->bottom_up, cap * sizeof *o);
+        BottomUpState **o = realloc(s->bu_pages, cap * sizeof *o);
         if (!o) return false;
         memset(o + s->bu_cap, 0, (cap - s->bu_cap) * sizeof *o);
-        s->bottom_up = o;
+        s->bu_pages = o;
         s->bu_cap = cap;
     }
     if (cap <= s->cap) return true;
-    NodeState *p = realloc(s->nodes, cap * sizeof *p);
+    NodeState **p = realloc(s->pages, cap * sizeof *p);
     if (!p) return false;
     memset(p + s->cap, 0, (cap - s->cap) * sizeof *p);
-    s->nodes = p;
+    s->pages = p;
     s->cap = cap;
     return true;
 }
 
+static bool make_pages(Engine *e, uint32_t id) {
+    if (!grow_nodes(e, (size_t)id + 1)) return false;
+    Scratch *s = e->s;
+    size_t p = id >> REC_PAGE_BITS;
+    if (!s->pages[p] && !(s->pages[p] = calloc(REC_PAGE, sizeof **s->pages))) return false;
+    if (e->bottom_up && !s->bu_pages[p] && !(s->bu_pages[p] = calloc(REC_PAGE, sizeof **s->bu_pages))) return false;
+    return true;
+}
+
 static inline bool have_slot(Engine *e, const UOp *u) {
-    if (u->id < e->s->cap && (!e->bottom_up || u->id < e->s->bu_cap)) return true;
-    if (grow_nodes(e, (size_t)u->id + 1)) return true;
+    size_t p = u->id >> REC_PAGE_BITS;
+    Scratch *s = e->s;
+    if (p < s->cap && s->pages[p] && (!e->bottom_up || (p < s->bu_cap && s->bu_pages[p]))) return true;
+    if (make_pages(e, u->id)) return true;
     fail(e, "out of memory in graph_rewrite");
     return false;
 }
 
 /* The record of a node id that have_slot has made room for. */
 static inline NodeState *ns(Engine *e, uint32_t id) {
-    NodeState *r = &e->s->nodes[id];
+    NodeState *r = &e->s->pages[id >> REC_PAGE_BITS][id & (REC_PAGE - 1)];
     if (r->gen != e->s->gen) *r = (NodeState){.gen = e->s->gen};
     return r;
 }
 
 /* The bottom-up record of a node id that have_slot has made room for. */
 static inline BottomUpState *bu(Engine *e, uint32_t id) {
-    BottomUpState *r = &e->s->bottom_up[id];
+    BottomUpState *r = &e->s->bu_pages[id >> REC_PAGE_BITS][id & (REC_PAGE - 1)];
     if (r->gen != e->s->gen) *r = (BottomUpState){.gen = e->s->gen};
     return r;
 }
 
+/* whether have_slot has made room for id */
+static inline bool has_record(const Engine *e, uint32_t id) {
+    size_t p = id >> REC_PAGE_BITS;
+    return p < e->s->cap && e->s->pages[p];
+}
+
 /* What node id was replaced by so far; NULL when not yet (or never seen). */
 static inline const UOp *replaced(Engine *e, uint32_t id) {
-    if (id >= e->s->cap) return NULL;
-    const NodeState *r = &e->s->nodes[id];
+    if (!has_record(e, id)) return NULL;
+    const NodeState *r = &e->s->pages[id >> REC_PAGE_BITS][id & (REC_PAGE - 1)];
     return r->gen == e->s->gen ? r->replace : NULL;
 }
 
@@ -439,7 +469,7 @@ static bool fixed_point(Engine *e, const UOp *n, const UOp **out) {
 
 static void report_stuck(Engine *e, const Entry *en) {
     const UOp *made = en->new_n;
-    Rule *r = made && made->id < e->s->cap ? ns(e, made->id)->from_rule : NULL;
+    Rule *r = made && has_record(e, made->id) ? ns(e, made->id)->from_rule : NULL;
     if (r)
         fail(e, "rewrite loop at node %%%u (%s): rule \"%s\" (%s:%d) rewrote it into a graph that contains it",
              en->n->id, op_name(uop_op(en->n)), rule_name(r), rule_file(r), rule_line(r));

@@ -21,6 +21,10 @@ typedef struct RewriteOpts {
     void *user;           /* passed to rewrite functions as Match.user */
 } RewriteOpts;
 
+/* Frees the per-node records this thread keeps between rewrites (a
+ * context's compaction calls it, so records of freed ids do not stay). */
+void rewrite_release_buffers(void);
+
 /* Returns the new root, or NULL with the reason in uctx_error(c) (a rule
  * loop, a failing rewrite function, out of memory). */
 const UOp *graph_rewrite(UCtx *c, const UOp *root, const RuleSet *rs, const RewriteOpts *opts);

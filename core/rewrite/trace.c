@@ -74,3 +74,14 @@ bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, c
                                                  .pass = t->npasses ? (uint32_t)(t->npasses - 1) : 0};
     return true;
 }
+
+void trace_mark(const Trace *t, UCtxMarks *m) {
+    for (size_t i = 0; i < t->nrewrites; i++) {
+        uctx_mark(m, t->rewrites[i].before);
+        uctx_mark(m, t->rewrites[i].after);
+    }
+    for (size_t i = 0; i < t->npasses; i++) {
+        uctx_mark(m, t->passes[i].root_before);
+        uctx_mark(m, t->passes[i].root_after);
+    }
+}

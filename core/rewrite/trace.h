@@ -42,6 +42,8 @@ void trace_clear(Trace *t);
 /* used by graph_rewrite; return false when out of memory */
 bool trace_begin_pass(Trace *t, const char *name, const char *rules, const UOp *root_before);
 void trace_end_pass(Trace *t, const UOp *root_after, uint64_t ns);
+/* Marks every node the trace holds, for a compaction (uop.h). */
+void trace_mark(const Trace *t, UCtxMarks *m);
 bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, const UOp *before,
                        const UOp *after, uint64_t ns);
 

@@ -201,6 +201,16 @@ Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen) {
     return s;
 }
 
+void schedule_mark(const Schedule *s, UCtxMarks *m) {
+    for (int i = 0; i < s->nsteps; i++) {
+        uctx_mark(m, s->steps[i].before);
+        uctx_mark(m, s->steps[i].after);
+        trace_mark(&s->steps[i].trace, m);
+    }
+    for (int i = 0; i < s->nkernels; i++) uctx_mark(m, s->kernels[i].ast);
+    for (int i = 0; i < s->nbufs; i++) uctx_mark(m, s->bufs[i].source);
+}
+
 void schedule_free(Schedule *s) {
     if (!s) return;
     for (int i = 0; i < s->nsteps; i++) trace_free(&s->steps[i].trace);

@@ -74,6 +74,9 @@ typedef struct Schedule {
  * (a shape error, an op the scheduler does not know). */
 Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen);
 void schedule_free(Schedule *s);
+/* Marks every node the schedule holds (steps, kernels, buffers' sources),
+ * for a compaction of its context (uop.h). */
+void schedule_mark(const Schedule *s, UCtxMarks *m);
 
 /* A program of the one kernel ast (a kernel AST as the scheduler or tinygrad
  * makes it, stepped and run without a tensor graph): a buffer per

@@ -79,7 +79,7 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
         /* a RANGE is one loop: two ENDs of it would need it in two places */
         for (int k = 1; uop_op(u) == OP_END && k < u->nsrc; k++) {
             const UOp *r = u->src[k];
-            int32_t rs = t.slot[r->id];
+            int32_t rs = node_table_at(&t, r);
             if (uop_op(r) != OP_RANGE || rs < 0) continue;
             if (ended_by[rs] && ended_by[rs] != u) {
                 snprintf(why, whylen, "RANGE %%%u is ended by END %%%u and END %%%u: one loop cannot be in two places",
@@ -91,12 +91,12 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
             ended_by[rs] = u;
         }
         if (!ok) break;
-        for (int k = 0; ok && k < u->nsrc; k++) ok = nodeset_union(&deps[i], &deps[t.slot[u->src[k]->id]]);
+        for (int k = 0; ok && k < u->nsrc; k++) ok = nodeset_union(&deps[i], &deps[node_table_at(&t, u->src[k])]);
         Op op = uop_op(u);
         if (ok && (op == OP_END || op == OP_SINK)) {
             for (int k = 0; ok && k < deps[i].n; k++) {
                 const UOp *x = deps[i].items[k];
-                int32_t xs = t.slot[x->id];
+                int32_t xs = node_table_at(&t, x);
                 if (uop_op(x) != OP_END || parent[xs]) continue;
                 if (op == OP_SINK || (u->nsrc > 1 && nodeset_has(&deps[xs], u->src[1]))) {
                     parent[xs] = u;
@@ -111,15 +111,15 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
     ok = ok && items;
     NodeSet parents = {0};
     bool cycle = shared;
-    for (int i = 0; ok && i < order.n; i++) ok = nodeset_add(&parents, parent[t.slot[order.items[i]->id]]);
+    for (int i = 0; ok && i < order.n; i++) ok = nodeset_add(&parents, parent[node_table_at(&t, order.items[i])]);
     for (int p = 0; ok && p < parents.n; p++) {
         const UOp *k = parents.items[p];
         int n = 0;
         for (int i = 0; i < order.n; i++)
-            if (parent[t.slot[order.items[i]->id]] == k) items[n].end = order.items[i], items[n].pos = n, n++;
+            if (parent[node_table_at(&t, order.items[i])] == k) items[n].end = order.items[i], items[n].pos = n, n++;
         /* a sibling that depends on more of the others goes later */
         for (int i = 0; i < n; i++) {
-            const NodeSet *d = &deps[t.slot[items[i].end->id]];
+            const NodeSet *d = &deps[node_table_at(&t, items[i].end)];
             items[i].key = 0;
             for (int j = 0; j < n; j++) items[i].key += nodeset_has(d, items[j].end);
         }
@@ -133,7 +133,7 @@ static bool cfg_build(CFG *g, const UOp *sink, char *why, size_t whylen) {
             if (y->nsrc < 2) continue;
             const UOp *yr = y->src[1];
             /* x must not already depend on y's range, or the edge closes a cycle */
-            int32_t xs = t.slot[x->id];
+            int32_t xs = node_table_at(&t, x);
             if (x == yr || (xs >= 0 && nodeset_has(&deps[xs], yr))) {
                 snprintf(why, whylen, "ordering END %%%u after %s %%%u would make a cycle", y->id, op_name(uop_op(x)),
                          x->id);
@@ -315,7 +315,7 @@ const UOp *stage_linearize(StageCtx *sc, const UOp *root) {
     }
     for (size_t i = 0; i < n; i++) {
         const UOp *u = rm.t.topo[i];
-        for (int k = 0; k < u->nsrc; k++) out_degree[rm.t.slot[u->src[k]->id]]++;
+        for (int k = 0; k < u->nsrc; k++) out_degree[node_table_at(&rm.t, u->src[k])]++;
         /* nodes that run more often (inside more or longer loops) go later */
         double run_count = 1;
         const NodeSet *rs = &rm.ranges[i];
@@ -335,7 +335,7 @@ const UOp *stage_linearize(StageCtx *sc, const UOp *root) {
         const UOp *u = rm.t.topo[s];
         lst[nl++] = u;
         for (int k = 0; k < u->nsrc; k++) {
-            int32_t vs = rm.t.slot[u->src[k]->id];
+            int32_t vs = node_table_at(&rm.t, u->src[k]);
             if (--out_degree[vs] == 0) heap_push(&h, nkey, vs);
         }
     }

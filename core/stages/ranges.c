@@ -52,14 +52,13 @@ bool node_table_init(NodeTable *t, const UOp *root) {
     for (size_t i = 0; i < t->n; i++)
         if (t->topo[i]->id > max_id) max_id = t->topo[i]->id;
     t->nids = max_id + 1;
-    t->slot = malloc(t->nids * sizeof *t->slot);
+    t->slot = calloc(t->nids, sizeof *t->slot);
     if (!t->slot) { node_table_free(t); return false; }
-    memset(t->slot, 0xff, t->nids * sizeof *t->slot);
-    for (size_t i = 0; i < t->n; i++) t->slot[t->topo[i]->id] = (int32_t)i;
+    for (size_t i = 0; i < t->n; i++) t->slot[t->topo[i]->id] = (int32_t)i + 1;
     return true;
 }
 
-int32_t node_table_slot(const NodeTable *t, const UOp *u) { return u && u->id < t->nids ? t->slot[u->id] : -1; }
+int32_t node_table_slot(const NodeTable *t, const UOp *u) { return u && u->id < t->nids ? t->slot[u->id] - 1 : -1; }
 
 void node_table_free(NodeTable *t) {
     free((void *)t->topo);
@@ -98,7 +97,7 @@ bool range_map_init(RangeMap *m, const UOp *root) {
         const UOp *u = m->t.topo[i];
         NodeSet *r = &m->ranges[i];
         bool ok = uop_op(u) == OP_RANGE ? nodeset_add(r, u) : true;
-        for (int k = 0; ok && k < u->nsrc; k++) ok = nodeset_union(r, &m->ranges[m->t.slot[u->src[k]->id]]);
+        for (int k = 0; ok && k < u->nsrc; k++) ok = nodeset_union(r, &m->ranges[node_table_at(&m->t, u->src[k])]);
         ended.n = 0;
         ok = ok && ended_ranges(u, &ended);
         if (!ok) { nodeset_free(&ended); range_map_free(m); return false; }

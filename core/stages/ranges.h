@@ -24,11 +24,15 @@ void nodeset_free(NodeSet *s);
 typedef struct NodeTable {
     const UOp **topo;   /* sources first, the root last */
     size_t n;
-    int32_t *slot;      /* by node id: position in topo, -1 if absent */
+    int32_t *slot;      /* by node id: position in topo + 1, 0 if absent (zeroed on
+                           allocation, so only the ids present are touched) */
     uint32_t nids;
 } NodeTable;
 bool node_table_init(NodeTable *t, const UOp *root);   /* false when out of memory */
+/* u's position in topo, -1 if absent */
 int32_t node_table_slot(const NodeTable *t, const UOp *u);
+/* the same for a node known to be in the table */
+static inline int32_t node_table_at(const NodeTable *t, const UOp *u) { return t->slot[u->id] - 1; }
 void node_table_free(NodeTable *t);
 
 /* The ranges each node of a graph is inside. */

@@ -3,6 +3,7 @@
 # expression values, multi-line input, errors that leave the session intact
 # (one line; :trace and -v show the traceback), colon commands (:help CMD,
 # :kernel N), completion and its speed, -e, scripts with arguments, --version,
+# a long session whose memory stays bounded (compacted at the prompt),
 # exit statuses (a failed validation too), Ctrl-C; then through a
 # pseudo-terminal: the prompt with the current point, colour (and NO_COLOR,
 # --color=never), tab completion, Ctrl-C at a continuation prompt, the pager
@@ -413,6 +414,29 @@ run "$mk"$':complete g\n:complete g1\n'; t2=$(date +%s%N)
 expect_eq "completion over 40k globals: all of them (and getmetatable, goto)" 51113 "$(wc -l <<<"$out")"
 ms=$(( (t2 - t1 - (t1 - t0)) / 1000000 ))
 if [ "$ms" -lt 2000 ]; then ok; else bad "completion over 40k globals takes ${ms} ms (limit 2000)"; fi
+
+# --- a long session through a pipe: memory stays bounded ---
+# 1000 inputs, each compiling a program of its own, making a 400 kB buffer and
+# 600 nodes through methods that never compact (u:lt), all dropped by the
+# next input; every 100th runs its program.  Kept from the start: x and a
+# tensor.  Without compaction at the prompt this holds 600k nodes and 400 MB.
+session=$'rss = function() local f = io.open("/proc/self/statm"); local _, r = f:read("n", "n"); f:close(); return r * 4096 / 2^20 end\n'
+session+=$'x = uop.var("x", 0, 9); kept = Tensor.new({5, 6}, "int32"); rss0 = rss(); c0 = uop.memory().compactions\n'
+for k in $(seq 1 1000); do
+    session+="p = uop.compile((Tensor.new({1, 2, 3, 4}, \"float32\") * $k + $k):sum(), {select = false}); b = uop.buffer(\"float32\", 100000); for i = 1, 300 do local _ = x:lt($((k * 1000)) + i) end"$'\n'
+    if (( k % 100 == 0 )); then session+="ok = assert(uop.buffer_values(p:run()[1])[1] == $((10 * k + 4 * k)))"$'\n'; fi
+done
+session+=$'m = uop.memory()\nm.compactions > c0, m.nodes < 300000, m.buffer_bytes < 150 * 2^20, m.sanitizer or rss() - rss0 < 200\n(kept * 2):tolist()[2], tostring(x)\n'
+run "$session"
+expect_eq "long session: bounded" $'true\ttrue\ttrue\ttrue\n12\tUOp %0 = DEFINE_VAR index arg=("x", 0, 9)' "$out"
+expect_eq "long session: no errors" "" "$err"
+
+# the prompt alone compacts: inputs that only make nodes through u:lt
+session=$'x = uop.var("x", 0, 9); c0 = uop.memory().compactions\n'
+for k in $(seq 1 1000); do session+="for i = 1, 300 do local _ = x:lt($((k * 1000)) + i) end"$'\n'; done
+session+=$'uop.memory().compactions > c0, uop.memory().nodes < 300000\n'
+run "$session"
+expect_eq "long session: compacted at the prompt" $'true\ttrue' "$out"
 
 # --- on a terminal: prompt with the current point, colour, completion, Ctrl-C at ...>, pager ---
 # term_session ROWS COLS STEPS [ARGS...]: runs uopdb on a pseudo-terminal of that

@@ -66,6 +66,10 @@ void luop_open_rules(lua_State *L);
 void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, shapes */
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
 void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */
+/* Work that handled Ctrl-C itself (a beam search keeps the best it found)
+ * removes the stop hook the REPL set on L (uopdb_lua_set_stop_hook), so
+ * its caller gets the result instead of an "interrupted!" error. */
+void luop_interrupt_handled(lua_State *L);
 
 /* The Lua state whose code a Lua rewrite function runs on while
  * uop.rewrite is active (rewrites may run inside coroutines). */

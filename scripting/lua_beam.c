@@ -1,7 +1,8 @@
 /* lua_beam.c - beam search from Lua: k:beam(N [, {budget=, cache=,
  * progress=}]) searches one kernel's opts (core/debug/beam_search.h), sets
  * them and returns what it found as a text object; uop.compile(t, {beam=N,
- * beam_budget=, beam_cache=, beam_progress=}) does it for every kernel.
+ * beam_budget=, beam_cache=, beam_progress=}) does it for every kernel
+ * (cache: false turns the disk cache off, a string names its directory).
  * On a terminal a progress line on stderr says how far the search is.
  * Ctrl-C stops a search and keeps the best it found: the search returns
  * normally, with the interrupt consumed. */
@@ -20,6 +21,7 @@ typedef struct BeamLuaOpts {
     int width;
     double budget_s;   /* 0: none */
     bool cache;
+    char cache_dir[1024]; /* "": the default (beam_cache.h) */
     int progress;      /* -1: on a terminal; 0: off; 1: on */
 } BeamLuaOpts;
 
@@ -67,7 +69,7 @@ static bool beam_kernel(KernelPipeline *kp, const BeamLuaOpts *lo, BeamResult *r
     ProgressState ps = {.tty = isatty(2), .name = pipeline_name(kp)};
     bool show = lo->progress > 0 || (lo->progress < 0 && ps.tty);
     BeamOptions o = {.width = lo->width, .budget_s = lo->budget_s, .threads = parallel_cores(), .cache = lo->cache,
-                     .progress = show ? on_progress : NULL, .ud = &ps};
+                     .cache_dir = lo->cache_dir[0] ? lo->cache_dir : NULL, .progress = show ? on_progress : NULL, .ud = &ps};
     bool ok = beam_search(kp, &o, r, err, errlen);
     if (ps.shown && ps.tty) fputs("\r\033[K", stderr), fflush(stderr);
     if (ok && !beam_apply(kp, lo->width, r)) {
@@ -101,6 +103,23 @@ static int check_flag(lua_State *L, int idx, const char *what, const char *name,
     return lua_toboolean(L, idx);
 }
 
+/* the cache option at idx: nil or true (the default directory), false (no
+ * cache) or a directory */
+static void check_cache(lua_State *L, int idx, const char *what, const char *name, BeamLuaOpts *lo) {
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        size_t n;
+        const char *dir = lua_tolstring(L, idx, &n);
+        if (!n || n >= sizeof lo->cache_dir)
+            luaL_error(L, "%s: %s must be true, false or a directory name, got \"%s\"", what, name, dir);
+        memcpy(lo->cache_dir, dir, n + 1);
+        lo->cache = true;
+    } else if (lua_isnil(L, idx) || lua_isboolean(L, idx)) {
+        lo->cache = lua_isnil(L, idx) || lua_toboolean(L, idx);
+    } else {
+        luaL_error(L, "%s: %s must be true, false or a directory name, got %s", what, name, luaL_tolstring(L, idx, NULL));
+    }
+}
+
 /* k:beam's text: what was chosen, the times, what was tried, the cache */
 static void push_result(lua_State *L, KernelPipeline *kp, int width, const BeamResult *r) {
     char opts[512];
@@ -120,11 +139,12 @@ static void push_result(lua_State *L, KernelPipeline *kp, int width, const BeamR
         sb_printf(&sb, "; %d of %d candidates timed in %d round%s, %.1f s\n", r->timed, r->candidates, r->rounds,
                   r->rounds == 1 ? "" : "s", r->elapsed_s);
     }
-    if (r->interrupted)
-        sb_printf(&sb, isfinite(r->best_ms) ? "  interrupted: kept the best found so far\n"
-                                            : "  interrupted before any timing: the opts stay as they were\n");
-    else if (r->budget_spent)
-        sb_printf(&sb, "  budget spent: kept the best found so far\n");
+    if (r->interrupted || r->budget_spent) {
+        const char *stop = r->interrupted ? "interrupted" : "budget spent";
+        if (r->kept_before) sb_printf(&sb, "  %s: nothing faster than the opts it had was found; kept them\n", stop);
+        else if (isfinite(r->best_ms)) sb_printf(&sb, "  %s: kept the best found so far\n", stop);
+        else sb_printf(&sb, "  %s before any timing: the opts stay as they were\n", stop);
+    }
     if (r->cache_written) sb_printf(&sb, "  cache: written\n");
     else if (r->cache_note[0]) sb_printf(&sb, "  cache: %s\n", r->cache_note);
     lua_createtable(L, 0, 12);
@@ -152,15 +172,18 @@ static void push_result(lua_State *L, KernelPipeline *kp, int width, const BeamR
     lua_setfield(L, -2, "interrupted");
     lua_pushboolean(L, r->budget_spent);
     lua_setfield(L, -2, "budget_spent");
+    lua_pushboolean(L, r->kept_before);
+    lua_setfield(L, -2, "kept_before");
     lua_pushnumber(L, r->elapsed_s);
     lua_setfield(L, -2, "seconds");
 }
 
-/* k:beam(N [, {budget = SECONDS, cache = true, progress = nil}]): searches
+/* k:beam(N [, {budget = SECONDS, cache = true|false|DIR, progress = nil}]): searches
  * this kernel's opts with a beam of width N, sets them (k:opts() then says
  * "beam N: ...") and returns a text object with fields opts, ms, before_ms,
  * candidates, timed, rounds, cache_hit, cache_written, interrupted,
- * budget_spent, seconds */
+ * budget_spent, kept_before (stopped early with nothing faster than the
+ * opts the kernel had, which it keeps), seconds */
 int luop_kernel_beam(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     BeamLuaOpts lo = {.width = check_width(L, 2, "beam"), .cache = true, .progress = -1};
@@ -171,7 +194,7 @@ int luop_kernel_beam(lua_State *L) {
         lua_getfield(L, 3, "budget");
         lo.budget_s = check_budget(L, -1, "beam");
         lua_getfield(L, 3, "cache");
-        lo.cache = check_flag(L, -1, "beam", "cache", 1);
+        check_cache(L, -1, "beam", "cache", &lo);
         lua_getfield(L, 3, "progress");
         lo.progress = check_flag(L, -1, "beam", "progress", -1);
         lua_pop(L, 3);
@@ -185,7 +208,7 @@ int luop_kernel_beam(lua_State *L) {
 }
 
 /* uop.compile's beam options, from the options table at t: beam = N,
- * beam_budget = SECONDS (for the whole program), beam_cache = false,
+ * beam_budget = SECONDS (for the whole program), beam_cache = false or DIR,
  * beam_progress = true/false.  Every kernel not given kernel_opts is
  * searched in turn, each with an equal share of what is left of the
  * budget.  Ctrl-C stops the search (the kernel keeps the best found, the
@@ -198,17 +221,18 @@ void luop_compile_beam(lua_State *L, int t, LProgram *p) {
     BeamLuaOpts lo = {.cache = true, .progress = -1};
     if (wanted) lo.width = check_width(L, -1, "uop.compile: beam");
     lua_getfield(L, t, "beam_budget");
-    double budget = check_budget(L, -1, "uop.compile: beam_budget");
     lua_getfield(L, t, "beam_cache");
-    lo.cache = check_flag(L, -1, "uop.compile", "beam_cache", 1);
     lua_getfield(L, t, "beam_progress");
-    lo.progress = check_flag(L, -1, "uop.compile", "beam_progress", -1);
-    lua_pop(L, 4);
     if (!wanted) {
-        if (budget > 0 || !lo.cache || lo.progress >= 0)
+        if (!lua_isnil(L, -1) || !lua_isnil(L, -2) || !lua_isnil(L, -3))
             luaL_error(L, "uop.compile: beam_budget, beam_cache and beam_progress need beam = N");
+        lua_pop(L, 4);
         return;
     }
+    double budget = check_budget(L, -3, "uop.compile: beam_budget");
+    check_cache(L, -2, "uop.compile", "beam_cache", &lo);
+    lo.progress = check_flag(L, -1, "uop.compile", "beam_progress", -1);
+    lua_pop(L, 4);
     lua_getfield(L, t, "kernel_opts");
     int hand = lua_istable(L, -1) ? lua_gettop(L) : 0;
     double start = now_s();

@@ -374,33 +374,29 @@ bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *
         snprintf(r->cache_note, sizeof r->cache_note, "not used: no cache directory (set UOPDB_CACHE_DIR or HOME)");
     }
     if (use_cache && !beam_cache_key(ast, o->width, o->threads, s.native, key)) use_cache = false;
+
+    s.sc = uctx_new();
+    const UOp *s6 = s.sc ? copy_graph(s.sc, root6) : NULL;
+    if (!s6) {
+        uctx_free(s.sc);
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
     if (use_cache) {
         KernelOpt opts[BEAM_MAX_OPTS];
         int n = 0;
         double ms;
-        if (beam_cache_load(dir, key, opts, BEAM_MAX_OPTS, &n, &ms)) {
-            UCtx *c = uctx_new();
-            bool accepted = c && apply_stage7(c, root6, opts, n, s.native);
-            uctx_free(c);
-            if (accepted) {
-                memcpy(r->opts, opts, (size_t)n * sizeof *opts);
-                r->nopts = n;
-                r->best_ms = ms;
-                r->cache_hit = true;
-                r->elapsed_s = seconds_since(&s.start);
-                return true;
-            }
+        if (beam_cache_load(dir, key, opts, BEAM_MAX_OPTS, &n, &ms) && apply_stage7(s.sc, s6, opts, n, s.native)) {
+            memcpy(r->opts, opts, (size_t)n * sizeof *opts);
+            r->nopts = n;
+            r->best_ms = ms;
+            r->cache_hit = true;
+            r->elapsed_s = seconds_since(&s.start);
+            uctx_free(s.sc);
+            return true;
         }
     }
-
-    s.sc = uctx_new();
-    if (!s.sc) {
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    const UOp *s6 = copy_graph(s.sc, root6);
-    bool ok = s6 && scratch_make(&s.bufs, s6, err, errlen);
-    if (!s6) snprintf(err, errlen, "out of memory");
+    bool ok = scratch_make(&s.bufs, s6, err, errlen);
     if (ok) {
         const KernelOpt *before;
         int nbefore = pipeline_opts(kp, &before);
@@ -413,6 +409,14 @@ bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *
         memcpy(r->opts, s.best.opts, (size_t)s.best.nopts * sizeof *r->opts);
         r->nopts = s.best.nopts;
         r->best_ms = s.best.ms;
+        const KernelOpt *before;
+        int nbefore = pipeline_opts(kp, &before);
+        if (s.stop && r->before_ms < r->best_ms && nbefore <= BEAM_MAX_OPTS) {
+            memcpy(r->opts, before, (size_t)nbefore * sizeof *r->opts);
+            r->nopts = nbefore;
+            r->best_ms = r->before_ms;
+            r->kept_before = true;
+        }
     }
     scratch_free(&s.bufs);
     uctx_free(s.sc);
@@ -435,11 +439,25 @@ bool beam_apply(KernelPipeline *kp, int width, const BeamResult *r) {
     beam_format_ms(r->best_ms, ms, sizeof ms);
     if (r->cache_hit)
         snprintf(why, sizeof why, "beam %d: %s, %s when found (from the cache)\n", width, opts, ms);
+    else if (r->kept_before)
+        snprintf(why, sizeof why, "beam %d: %s, %s: the opts it had, faster than any of the %d candidates timed before "
+                 "the search was %s\n", width, opts, ms, r->timed, r->interrupted ? "interrupted" : "out of budget");
     else
-        snprintf(why, sizeof why, "beam %d: %s, %s; %d candidates timed in %d rounds%s\n", width, opts, ms,
-                 r->timed, r->rounds,
+        snprintf(why, sizeof why, "beam %d: %s, %s; %d candidates timed in %d round%s%s\n", width, opts, ms, r->timed,
+                 r->rounds, r->rounds == 1 ? "" : "s",
                  r->interrupted ? " (interrupted: the best found so far)"
                  : r->budget_spent ? " (budget spent: the best found so far)" : "");
-    pipeline_set_opts(kp, r->opts, r->nopts);
-    return pipeline_set_opts_why(kp, why);
+    /* opts kept: the reason they had stays below the beam's line */
+    const char *had = r->kept_before ? pipeline_opts_why(kp) : NULL;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s%s", why, had ? had : "");
+    char *text = sb_take(&sb);
+    bool ok = text != NULL;
+    if (ok) {
+        pipeline_set_opts(kp, r->opts, r->nopts);
+        ok = pipeline_set_opts_why(kp, text);
+    }
+    free(text);
+    return ok;
 }

@@ -55,12 +55,15 @@ typedef struct BeamResult {
     char cache_note[256];   /* why the cache was not written or read, or "" */
     bool interrupted;       /* stopped by the interrupt flag */
     bool budget_spent;      /* stopped by the budget */
+    bool kept_before;       /* stopped early with nothing faster than the opts the kernel had: opts are those */
     double elapsed_s;
 } BeamResult;
 
 /* Searches opts for kernel kp (its point 6, with its pipeline options);
  * the opts kp has are timed first (before_ms) and kp itself is not
- * changed.  False + err only when the kernel cannot be searched at all
+ * changed.  A search stopped early (interrupt, budget) that found nothing
+ * faster than the opts the kernel had gives those back (kept_before).
+ * False + err only when the kernel cannot be searched at all
  * (its stages 1-6 fail, no scratch buffer can be made); candidates that
  * stage 7 refuses or that fail to compile are skipped. */
 bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *err, size_t errlen);

@@ -367,7 +367,8 @@ bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *
     /* the cache: a hit times nothing; its opts are checked by stage 7 */
     char dir[3072] = "", key[BEAM_CACHE_KEY_LEN + 1] = "";
     bool use_cache = o->cache && pipeline_inserted_count(kp) == 0;
-    if (o->cache && !use_cache) snprintf(r->cache_note, sizeof r->cache_note, "not used: the kernel has inserted rules");
+    if (!o->cache) snprintf(r->cache_note, sizeof r->cache_note, "off");
+    else if (!use_cache) snprintf(r->cache_note, sizeof r->cache_note, "not used: the kernel has inserted rules");
     if (use_cache && o->cache_dir) snprintf(dir, sizeof dir, "%s", o->cache_dir);
     else if (use_cache && !beam_cache_dir(dir, sizeof dir)) {
         use_cache = false;

@@ -227,6 +227,19 @@ run $'A = Tensor.rand(8, 8)\nr = uop.compile(A:matmul(A) + 1):kernel(1):beam(1, 
 expect_has "k:beam{progress = true} through a pipe: progress lines" "beam 1 r_8_8_8: 1/" "$err"
 expect_has "k:beam{progress = true}: the best so far" "candidates, best " "$err"
 
+# --- Ctrl-C in uop.compile(t, {beam = N}): the program comes back, the kernel keeps the best found ---
+{ echo 'A = Tensor.rand(512, 512); p = uop.compile(A:matmul(A), {beam = 4, beam_cache = false})'; sleep 4
+  echo 'print(select(2, p:kernel(1):opts()))'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+expect_has "Ctrl-C in uop.compile's beam: one line" "uop.compile: beam interrupted at kernel 1 of 1 (r_512_512_512)" "$(cat "$tmp/err")"
+expect_has "Ctrl-C in uop.compile's beam: the program is there" "beam 4: " "$(cat "$tmp/out")"
+if grep -q "interrupted!" "$tmp/err"; then bad "Ctrl-C in uop.compile's beam is not an error" "$(cat "$tmp/err")"; else ok; fi
+expect_rc "Ctrl-C in uop.compile's beam: status" 0 "$rc"
+
 # --- on a terminal: libedit prompt, tab completion, Ctrl-C at the prompt, history ---
 if command -v python3 >/dev/null 2>&1; then
     rm -f "$tmp/history"

@@ -228,10 +228,13 @@ expect_has "k:beam{progress = true} through a pipe: progress lines" "beam 1 r_8_
 expect_has "k:beam{progress = true}: the best so far" "candidates, best " "$err"
 
 # --- Ctrl-C in uop.compile(t, {beam = N}): the program comes back, the kernel keeps the best found ---
-{ echo 'A = Tensor.rand(512, 512); p = uop.compile(A:matmul(A), {beam = 4, beam_cache = false})'; sleep 4
+rm -f "$tmp/err"
+{ echo 'A = Tensor.rand(512, 512); p = uop.compile(A:matmul(A), {beam = 4, beam_cache = false, beam_progress = true})'
+  for _ in $(seq 600); do grep -q "candidates, best [0-9]" "$tmp/err" 2>/dev/null && break; sleep 0.1; done; sleep 2
   echo 'print(select(2, p:kernel(1):opts()))'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 2
+# Ctrl-C once the search has timed a candidate
+for _ in $(seq 600); do grep -q "candidates, best [0-9]" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
 kill -INT "$pid" 2>/dev/null
 wait "$pid"
 rc=$?

@@ -90,6 +90,7 @@ static double seconds_since(const struct timespec *t0) {
 
 void beam_format_ms(double ms, char *out, size_t len) {
     if (!isfinite(ms)) snprintf(out, len, "-");
+    else if (ms < 1e-3) snprintf(out, len, "%.0f ns", ms * 1e6);
     else if (ms < 1) snprintf(out, len, "%.1f us", ms * 1e3);
     else snprintf(out, len, "%.2f ms", ms);
 }

@@ -72,7 +72,7 @@ bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *
  * k:opts() shows; false when out of memory. */
 bool beam_apply(KernelPipeline *kp, int width, const BeamResult *r);
 
-/* "0.82 ms", "37.5 us" ("-" when not finite) */
+/* "0.82 ms", "37.5 us", "120 ns" ("-" when not finite) */
 void beam_format_ms(double ms, char *out, size_t len);
 /* "UPCAST 1 4, UNROLL 0 4" ("no opts" for none) */
 void beam_format_opts(const KernelOpt *opts, int n, char *out, size_t len);

@@ -96,7 +96,7 @@ row("matmul 512x512 float32, heuristic opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s"
 local search_s
 t, search_s = beam_timed(a512m, 3)
 row(beam_what("matmul 512x512 float32"), 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s",
-    string.format("%.1f ms, found in %.0f s", t, search_s))
+    string.format("%.1f ms, found in %.1f s", t, search_s))
 -- the same search again, answered by the disk cache (a directory of its own)
 local cache_dir = os.tmpname()
 os.remove(cache_dir)
@@ -123,7 +123,7 @@ row("matmul 1024x1024 float32, heuristic opts", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP
     string.format("%.0f ms, %s", t, heuristic_text(m1k)))
 t, search_s = beam_timed(m1k, 2)
 row(beam_what("matmul 1024x1024 float32"), 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s",
-    string.format("%.0f ms, found in %.0f s", t, search_s))
+    string.format("%.0f ms, found in %.1f s", t, search_s))
 
 local n = 1024 * 1024
 local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
@@ -136,7 +136,7 @@ row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 t = timed(x1m:sum(), 10, nil, heuristic)
 row("sum 1M float32, heuristic opts", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, %s", t, heuristic_text(x1m:sum())))
 t, search_s = beam_timed(x1m:sum(), 10)
-row(beam_what("sum 1M float32"), 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, found in %.0f s", t, search_s))
+row(beam_what("sum 1M float32"), 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, found in %.1f s", t, search_s))
 local p
 t, p = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, none)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels, exp decomposed")
@@ -144,7 +144,7 @@ local sm = Tensor.rand(64, 4096):softmax(1)
 t = timed(sm, 10, nil, heuristic)
 row("softmax 64x4096 float32, heuristic opts", t, "ms", "each kernel: tinygrad's hand-coded opts")
 t, search_s, p = beam_timed(sm, 10)
-row(beam_what("softmax 64x4096 float32"), t, "ms", string.format("%d kernels, found in %.0f s", #p:kernels(), search_s))
+row(beam_what("softmax 64x4096 float32"), t, "ms", string.format("%d kernels, found in %.1f s", #p:kernels(), search_s))
 local native = {transcendentals = "native", opts = "none"}
 t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, native)
 row("softmax 64x4096 float32, native exp2", t, "ms", "LLVM intrinsics (stage 18 native)")
@@ -161,7 +161,7 @@ row("conv2d 1x32x56x56, 64 3x3, pad 1, heuristic opts", 2 * 64 * 32 * 9 * 56 * 5
     string.format("%.1f ms, %s", t, heuristic_text(x_conv:conv2d(w_conv, {padding = 1}))))
 t, search_s = beam_timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
 row(beam_what("conv2d 1x32x56x56, 64 3x3, pad 1"), 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",
-    string.format("%.1f ms, found in %.0f s", t, search_s))
+    string.format("%.1f ms, found in %.1f s", t, search_s))
 
 -- the debugger: seeking to a rewrite point, validating, bisecting
 local kd = uop.compile(a512:matmul(b512)):kernel(1)

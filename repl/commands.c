@@ -43,6 +43,7 @@ static const char help_text[] =
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
     "  :verify [N|all]    check point N (or every point) against tinygrad's spec of its form\n"
     "  :report FILE       the whole program as one HTML page (stages, diffs, rules, graphs)\n"
+    "  :beam N            search its opts by timing candidates (beam width N), keep the best\n"
     "\n"
     "The uop module (also require \"uopdb\"):\n"
     "  uop.var(name, lo, hi)         uop.const(dtype, v)        uop.range(n, axis_id, axis_type)\n"
@@ -61,6 +62,7 @@ static const char help_text[] =
     "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n"
     "  k:opts()   k:heuristic()   -- tinygrad's hand-coded CPU opts, applied by default, and why\n"
+    "  k:beam(4)   uop.compile(t, {beam = 4, beam_budget = 30})   -- opts found by timing (:beam 4)\n"
     "  uop.compile(t, {opts = \"none\"})   k:opts{}   -- no opts\n";
 
 /* what :help CMD says; the order is the overview's */
@@ -214,6 +216,17 @@ static const CommandInfo commands[] = {
      ":goto 15.6     -- stand right after the culprit\n"
      ":diff          -- exactly what it changed",
      "return (select(3, k:bisect()))"},
+    {"beam", NULL, ARGS_NUMBER, ":beam N",
+     "Searches the current kernel's opts with a beam of width N (tinygrad's BEAM=N):\n"
+     "each candidate is compiled and timed through the JIT, the fastest are kept\n"
+     "round after round, and the kernel gets the best (k:opts() then says why).\n"
+     "On a terminal a line shows the progress; Ctrl-C stops the search and keeps\n"
+     "the best found so far.  Results are cached on disk ($UOPDB_CACHE_DIR, else\n"
+     "~/.cache/uopdb), so a second search of the same kernel is instant.\n"
+     "From Lua: k:beam(N, {budget = SECONDS, cache = false}).",
+     ":beam 4\n"
+     ":run           -- the kernel with the opts found, validated",
+     "return k:beam(%s)"},
 };
 
 const CommandInfo *command_list(size_t *n) {
@@ -270,8 +283,10 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         if (commands[i].call && !strcmp(name, commands[i].name)) cmd = &commands[i];
     if (!cmd) return false;
     /* integer arguments allowed; -1: one optional file name */
-    int nargs = cmd->args == ARGS_FILE ? -1 : cmd->args == ARGS_STAGES ? 2 : cmd->args == ARGS_STAGE ? 1 : 0;
-    if (cmd->args == ARGS_STAGE_OR_ALL) nargs = 1;
+    int nargs = cmd->args == ARGS_FILE     ? -1
+                : cmd->args == ARGS_STAGES ? 2
+                : cmd->args == ARGS_STAGE || cmd->args == ARGS_NUMBER || cmd->args == ARGS_STAGE_OR_ALL ? 1
+                                           : 0;
     StrBuf args;
     sb_init(&args);
     if (cmd->args == ARGS_STAGE_OR_ALL && !strcmp(rest, "all")) {
@@ -290,10 +305,11 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         }
     } else if (!int_args(rest, nargs)) {
         fprintf(stderr, ":%s takes %s\n", name,
-                nargs == 0                              ? "no arguments"
-                : cmd->args == ARGS_STAGE_OR_ALL        ? "one stage number or all"
-                : nargs == 1                            ? "one stage number"
-                                                        : "two stage numbers");
+                nargs == 0                         ? "no arguments"
+                : cmd->args == ARGS_STAGE_OR_ALL   ? "one stage number or all"
+                : cmd->args == ARGS_NUMBER         ? "one number"
+                : nargs == 1                       ? "one stage number"
+                                                   : "two stage numbers");
         sb_free(&args);
         return true;
     } else {

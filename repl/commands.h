@@ -18,6 +18,7 @@ typedef enum CommandArgs {
     ARGS_COMMAND, /* a command name */
     ARGS_KERNEL,  /* a kernel number of the current program */
     ARGS_TEXT,    /* anything */
+    ARGS_NUMBER,  /* one integer that is not a stage (a beam width) */
 } CommandArgs;
 
 typedef struct CommandInfo {

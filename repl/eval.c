@@ -59,6 +59,7 @@ int eval_docall(lua_State *L, int narg, int nres) {
     lua_insert(L, base);
     lua_State *prev = running_state;
     running_state = L;
+    uopdb_lua_set_stop_hook(stop_hook);
     uopdb_lua_interrupt_clear();
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);

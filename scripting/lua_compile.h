@@ -35,6 +35,8 @@ void set_current(lua_State *L, int kernel_idx);
 void push_kernel(lua_State *L, int prog_idx, int i);
 /* reads a list of opts {{"UPCAST", axis, amount}, ...} (at most 32) */
 int parse_opts(lua_State *L, int idx, KernelOpt *out);
+/* pushes {{"UPCAST", axis, amount}, ...} */
+void push_opts_table(lua_State *L, const KernelOpt *o, int n);
 /* raises "<what>: msg"; when msg names an INDEX node ("INDEX %41 ..."),
  * a second line renders it, so an out-of-bounds access reads as code */
 int error_with_node(lua_State *L, const char *what, const char *msg);
@@ -62,5 +64,9 @@ int luop_kernel_tostring(lua_State *L);
 /* k:verify([n | "all"]) (lua_verify.c) */
 int luop_kernel_verify(lua_State *L);
 int luop_kernel_eq(lua_State *L);
+/* beam search (lua_beam.c): k:beam, and uop.compile's beam options from
+ * its options table at t, run on every kernel of p */
+int luop_kernel_beam(lua_State *L);
+void luop_compile_beam(lua_State *L, int t, LProgram *p);
 
 #endif

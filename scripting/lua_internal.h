@@ -87,6 +87,10 @@ void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, 
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
 void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */
 void luop_open_verify(lua_State *L);   /* lua_verify.c: uop.verify, uop.verify_stages, uop.spec_for_point */
+/* Work that handled Ctrl-C itself (a beam search keeps the best it found)
+ * removes the stop hook the REPL set on L (uopdb_lua_set_stop_hook), so
+ * its caller gets the result instead of an "interrupted!" error. */
+void luop_interrupt_handled(lua_State *L);
 
 /* The Lua state whose code a Lua rewrite function runs on while
  * uop.rewrite is active (rewrites may run inside coroutines). */

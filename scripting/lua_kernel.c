@@ -565,7 +565,7 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
 }
 
 /* pushes {{"UPCAST", axis, amount}, ...} */
-static void push_opts_table(lua_State *L, const KernelOpt *o, int n) {
+void push_opts_table(lua_State *L, const KernelOpt *o, int n) {
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_createtable(L, 3, 0);
@@ -1068,7 +1068,7 @@ static int k_program(lua_State *L) {
 const luaL_Reg luop_kernel_methods[] = {
     {"name", k_name},     {"seek", k_seek}, {"next", k_next}, {"prev", k_prev},         {"step", k_step},     {"back", k_back},   {"pos", k_pos},
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
-    {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic},   {"llvm", k_llvm},
+    {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic}, {"beam", luop_kernel_beam},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
     {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {NULL, NULL}};
 

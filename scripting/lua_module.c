@@ -153,3 +153,9 @@ void uopdb_lua_open(lua_State *L) {
 int uopdb_lua_stage_count(void) { return STAGE_COUNT; }
 void uopdb_lua_interrupt(void) { uopdb_interrupt_request(); }
 void uopdb_lua_interrupt_clear(void) { uopdb_interrupt_clear(); }
+
+static lua_Hook repl_stop_hook;
+void uopdb_lua_set_stop_hook(lua_Hook hook) { repl_stop_hook = hook; }
+void luop_interrupt_handled(lua_State *L) {
+    if (repl_stop_hook && lua_gethook(L) == repl_stop_hook) lua_sethook(L, NULL, 0, 0);
+}

@@ -236,8 +236,10 @@ static int l_compile(lua_State *L) {
     bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
     if (is_ast)
         check_option_keys(L, 2, "uop.compile",
-                          (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", NULL});
-    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals", NULL});
+                          (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", "beam",
+                                           "beam_budget", "beam_cache", "beam_progress", NULL});
+    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals",
+                                                                  "beam", "beam_budget", "beam_cache", "beam_progress", NULL});
     /* transcendentals = "native": stages 18-19 keep EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics;
      * "decomposed" (the default) decomposes them as tinygrad's CPU LLVM renderer needs */
     PipelineOptions popts = {0};
@@ -330,6 +332,8 @@ static int l_compile(lua_State *L) {
         }
     }
     lua_settop(L, lua_gettop(L) - (lua_type(L, 2) == LUA_TTABLE ? 1 : 0));
+    /* beam = N: every kernel not given kernel_opts gets the opts a beam search finds (lua_beam.c) */
+    luop_compile_beam(L, 2, p);
     if (lua_type(L, 2) == LUA_TTABLE) insert_rules_option(L, 2, p);
     if (p->nk > 0 && select) {
         push_kernel(L, -1, 0);

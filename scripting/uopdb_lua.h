@@ -34,5 +34,9 @@ int uopdb_lua_failed_validations(lua_State *L);
 void uopdb_lua_safe_point(lua_State *L);
 void uopdb_lua_interrupt(void);
 void uopdb_lua_interrupt_clear(void);
+/* The hook the REPL sets on Ctrl-C to stop running Lua code.  Work that
+ * handles Ctrl-C itself (a beam search keeps the best found and returns)
+ * removes this hook, so its result reaches the caller. */
+void uopdb_lua_set_stop_hook(lua_Hook hook);
 
 #endif

@@ -11,7 +11,10 @@ build=${1:-build}
 export UOPDB_VERIFY=${UOPDB_VERIFY:-1}
 total_pass=0 total_fail=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# beam searches keep their disk cache in a folder of this run's own
+cache=$(mktemp -d)
+export UOPDB_CACHE_DIR="$cache"
+trap 'rm -f "$log"; rm -rf "$cache"' EXIT
 
 count() { # suite-name passed failed
     printf '  %-22s %4d passed, %d failed\n' "$1" "$2" "$3"

@@ -112,9 +112,11 @@ const char *kernel_asm(Kernel *k);
 double kernel_compile_ms(const Kernel *k);
 void kernel_compile_times(const Kernel *k, double *render_ms, double *optimise_ms, double *jit_ms);
 
-/* The host CPU name and target triple the backend compiles for. */
+/* The host CPU name, target triple and CPU features ("+avx2,-avx512f,...")
+ * the backend compiles for. */
 const char *backend_host_cpu(void);
 const char *backend_host_triple(void);
+const char *backend_host_features(void);
 
 /* ---- buffers (core/backend/buffer.c) ---- */
 #define BACKEND_BUFFER_ALIGN 64

@@ -62,6 +62,7 @@ static const char *host_failure(void) { return host_error[0] ? host_error : "LLV
 
 const char *backend_host_cpu(void) { return host_ready() ? host_cpu : ""; }
 const char *backend_host_triple(void) { return host_ready() ? host_triple : ""; }
+const char *backend_host_features(void) { return host_ready() && host_features ? host_features : ""; }
 
 /* A target machine for the host CPU with all its features, -O3 code generation. */
 static LLVMTargetMachineRef host_target_machine(char *err, size_t errlen) {

@@ -1,6 +1,9 @@
 -- kernels.lua - the pipeline and kernel rows of `make bench`: scheduler +
 -- 22 stages per kernel, LLVM compile time, and kernel throughput through the
--- JIT (single-threaded), as rows of the table bench.c prints.
+-- JIT with no opts, hand opts, the heuristic's (default) opts and the opts a
+-- beam search finds, as rows of the table bench.c prints.
+-- UOPDB_BENCH_BEAM_BUDGET=SECONDS sets the beam rows' budget (default 30 s per
+-- program, 120 s for matmul 1024, whose full width-2 search takes about 100 s).
 --   build/uopdb tests/bench/kernels.lua
 
 local function row(what, value, unit, note)
@@ -79,6 +82,21 @@ local function heuristic_text(t)
   return table.concat(parts, ", ")
 end
 
+-- beam rows: uop.compile(t, {beam = 2}) on a budget of BEAM_BUDGET seconds per
+-- program (matmul 1024: 120), without the disk cache, so each row is a fresh search (the note says
+-- how long it took); the workload's default-opts row is the one above it
+local BEAM_WIDTH = 2
+local BEAM_BUDGET_SET = tonumber(os.getenv("UOPDB_BENCH_BEAM_BUDGET") or "")
+local BEAM_BUDGET = BEAM_BUDGET_SET or 30
+local function beam_timed(t, n, budget)
+  local t0 = uop.clock()
+  local p = uop.compile(t, {beam = BEAM_WIDTH, beam_budget = BEAM_BUDGET_SET or budget or BEAM_BUDGET, beam_cache = false,
+                            beam_progress = false})
+  local search_s = (uop.clock() - t0) / 1000
+  return p:time(n), search_s, p
+end
+local function beam_what(what) return string.format("%s, beam %d", what, BEAM_WIDTH) end
+
 local a512m = a512:matmul(b512)
 local t = timed(a512m, 3, nil, none)
 row("matmul 512x512 float32, no opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
@@ -87,6 +105,19 @@ row("matmul 512x512 float32, UPCAST 8x4", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", st
 t = timed(a512m, 3, nil, heuristic)
 row("matmul 512x512 float32, heuristic opts", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s",
     string.format("%.1f ms, %s", t, heuristic_text(a512m)))
+local search_s
+t, search_s = beam_timed(a512m, 3)
+row(beam_what("matmul 512x512 float32"), 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s",
+    string.format("%.1f ms, found in %.1f s", t, search_s))
+-- the same search again, answered by the disk cache (a directory of its own)
+local cache_dir = os.tmpname()
+os.remove(cache_dir)
+local kc = uop.compile(a512m, {select = false}):kernel(1)
+kc:beam(BEAM_WIDTH, {budget = BEAM_BUDGET, cache = cache_dir, progress = false})
+local again = uop.compile(a512m, {select = false}):kernel(1):beam(BEAM_WIDTH, {cache = cache_dir, progress = false})
+row(beam_what("matmul 512x512 again, from the disk cache"), again.seconds * 1000, "ms",
+    again.cache_hit and "0 candidates timed" or "not from the cache (stopped early?)")
+os.execute('rm -rf "' .. cache_dir .. '"')
 
 t = timed(a512m, 3, {{"UPCAST", 1, 8}, {"UPCAST", 0, 4}, {"THREAD", 1, 2}}, none)
 row("matmul 512x512 float32, UPCAST 8x4, THREAD 2", 2 * 512 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.1f ms", t))
@@ -99,6 +130,12 @@ t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}}, none)
 row("matmul 1024x1024 float32, UPCAST 16x2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
 t = timed(m1k, 2, {{"UPCAST", 1, 16}, {"UPCAST", 0, 2}, {"THREAD", 1, 2}}, none)
 row("matmul 1024 float32, UPCAST 16x2, THREAD 2", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s", string.format("%.0f ms", t))
+t = timed(m1k, 2, nil, heuristic)
+row("matmul 1024x1024 float32, heuristic opts", 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s",
+    string.format("%.0f ms, %s", t, heuristic_text(m1k)))
+t, search_s = beam_timed(m1k, 2, 120)
+row(beam_what("matmul 1024x1024 float32"), 2 * 1024 ^ 3 / (t * 1e6), "GFLOP/s",
+    string.format("%.0f ms, found in %.1f s", t, search_s))
 
 local n = 1024 * 1024
 local x1m, y1m = Tensor.rand(n), Tensor.rand(n)
@@ -111,12 +148,17 @@ row("sum 1M float32", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, 2 kerne
 t = timed(x1m + y1m, 10, nil, heuristic)
 row("add 1M float32, heuristic opts", 3 * 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms", t))
 t = timed(x1m:sum(), 10, nil, heuristic)
-row("sum 1M float32, heuristic opts", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, 2 kernels (split)", t))
+row("sum 1M float32, heuristic opts", 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, %s", t, heuristic_text(x1m:sum())))
+t, search_s = beam_timed(x1m:sum(), 10)
+row(beam_what("sum 1M float32"), 4 * n / (t * 1e6), "GB/s", string.format("%.3f ms, found in %.1f s", t, search_s))
 local p
 t, p = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, none)
 row("softmax 64x4096 float32", t, "ms", #p:kernels() .. " kernels, exp decomposed")
-t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, heuristic)
+local sm = Tensor.rand(64, 4096):softmax(1)
+t = timed(sm, 10, nil, heuristic)
 row("softmax 64x4096 float32, heuristic opts", t, "ms", "each kernel: tinygrad's hand-coded opts")
+t, search_s, p = beam_timed(sm, 10)
+row(beam_what("softmax 64x4096 float32"), t, "ms", string.format("%d kernels, found in %.1f s", #p:kernels(), search_s))
 local native = {transcendentals = "native", opts = "none"}
 t = timed(Tensor.rand(64, 4096):softmax(1), 10, nil, native)
 row("softmax 64x4096 float32, native exp2", t, "ms", "LLVM intrinsics (stage 18 native)")
@@ -131,6 +173,9 @@ row("conv2d 1x32x56x56, 64 3x3, pad 1", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "
 t = timed(x_conv:conv2d(w_conv, {padding = 1}), 2, nil, heuristic)
 row("conv2d 1x32x56x56, 64 3x3, pad 1, heuristic opts", 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",
     string.format("%.1f ms, %s", t, heuristic_text(x_conv:conv2d(w_conv, {padding = 1}))))
+t, search_s = beam_timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
+row(beam_what("conv2d 1x32x56x56, 64 3x3, pad 1"), 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",
+    string.format("%.1f ms, found in %.1f s", t, search_s))
 
 -- the debugger: seeking to a rewrite point, validating, bisecting
 local kd = uop.compile(a512:matmul(b512)):kernel(1)

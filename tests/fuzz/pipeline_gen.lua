@@ -1,7 +1,8 @@
 -- pipeline_gen.lua - random whole tensor programs for the end-to-end
 -- checker: each program is Lua code that builds tensors with the Tensor API,
--- compiles them with uop.compile (sometimes with random UPCAST/UNROLL/THREAD opts per
--- kernel) and runs them with p:run{validate = true}.  A failure (an error
+-- compiles them with uop.compile (with the default opts, sometimes with random
+-- UPCAST/UNROLL/THREAD opts per kernel, sometimes with opts a beam search finds on a
+-- small time budget) and runs them with p:run{validate = true}.  A failure (an error
 -- raised anywhere, or outputs that differ from the reference) is shrunk to a
 -- smaller program that fails the same way and reported as runnable Lua.
 --
@@ -674,13 +675,17 @@ end
 
 -- the program as Lua code that returns the validation report; with
 -- gen.check_points set, it also checks every kernel at every point 0..22
--- spec: {stmts = {{name, expr}...}, outputs = {names}, opts = {[k] = {...}}, atol, rtol}
+-- spec: {stmts = {{name, expr}...}, outputs = {names}, opts = {[k] = {...}}, beam = {width, budget} or nil,
+-- atol, rtol}
 function gen.render(spec)
   local lines = {}
   for _, s in ipairs(spec.stmts) do lines[#lines + 1] = string.format("local %s = %s", s.name, s.expr) end
   local out = #spec.outputs == 1 and spec.outputs[1] or "{" .. table.concat(spec.outputs, ", ") .. "}"
   if spec.opts and next(spec.opts) then
     lines[#lines + 1] = string.format("local p = uop.compile(%s, {kernel_opts = %s})", out, opts_text(spec.opts))
+  elseif spec.beam then
+    lines[#lines + 1] = string.format("local p = uop.compile(%s, {beam = %d, beam_budget = %g, beam_cache = false})", out,
+                                      spec.beam.width, spec.beam.budget)
   else
     lines[#lines + 1] = string.format("local p = uop.compile(%s)", out)
   end
@@ -766,6 +771,8 @@ local function build(seed)
       end
     end
   end
+  -- or a beam search of the opts, on a small budget (the result depends on timings; it is validated all the same)
+  if not next(spec.opts) and chance(0.08) then spec.beam = {width = rint(1, 2), budget = 0.05} end
   return spec
 end
 
@@ -787,11 +794,12 @@ local function prune(spec)
   local live = used_names(spec)
   local stmts = {}
   for _, s in ipairs(spec.stmts) do if live[s.name] then stmts[#stmts + 1] = s end end
-  return {stmts = stmts, outputs = spec.outputs, opts = spec.opts, atol = spec.atol, rtol = spec.rtol}
+  return {stmts = stmts, outputs = spec.outputs, opts = spec.opts, beam = spec.beam, atol = spec.atol, rtol = spec.rtol}
 end
 
 local function with(spec, changes)
-  local r = {stmts = spec.stmts, outputs = spec.outputs, opts = spec.opts, atol = spec.atol, rtol = spec.rtol}
+  local r = {stmts = spec.stmts, outputs = spec.outputs, opts = spec.opts, beam = spec.beam, atol = spec.atol,
+             rtol = spec.rtol}
   for k, v in pairs(changes) do r[k] = v end
   return prune(r)
 end
@@ -812,6 +820,7 @@ function gen.shrink(spec, kind)
   while progress and budget > 0 do
     progress = false
     local cands = {}
+    if spec.beam then cands[#cands + 1] = with(spec, {beam = false}) end
     if next(spec.opts) then
       cands[#cands + 1] = with(spec, {opts = {}})
       for k in pairs(spec.opts) do

@@ -168,7 +168,7 @@ T.test("compile takes opts per kernel", function()
   local _, rep = p:run{validate = true, quiet = true}
   T.ok(rep.ok, rep.text)
   T.raises("no kernel 2", function() uop.compile(A + 1, {kernel_opts = {[2] = {}}}) end)
-  T.raises("unknown option", function() uop.compile(A + 1, {beam = 2}) end)
+  T.raises("unknown option", function() uop.compile(A + 1, {beem = 2}) end)
 end)
 
 T.test("the same tensor twice as outputs fills both", function()

@@ -1,6 +1,7 @@
 -- test_pipeline_fuzz.lua - the random end-to-end checker of the tensor
 -- pipeline (tests/fuzz/pipeline_gen.lua) on a fixed set of programs, and the
--- bugs it found, each as a small program with its exact result.
+-- bugs it found, each as a small program with its exact result.  Some of the
+-- random programs compile with a beam search on a small budget.
 -- UOPDB_FUZZ_PROGRAMS=n changes how many random programs run (default 200;
 -- 0 skips them, e.g. for a slow sanitizer build).
 local T = ...

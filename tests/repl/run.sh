@@ -19,6 +19,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export UOPDB_HISTORY="$tmp/history"
+export UOPDB_CACHE_DIR="$tmp/cache"
 pass=0
 fail=0
 
@@ -215,6 +216,33 @@ err=$(cat "$tmp/err")
 expect_has "two Ctrl-Cs: the REPL survives" "still here" "$(cat "$tmp/out")"
 expect_rc "two Ctrl-Cs: status" 0 "$rc"
 expect_has "Ctrl-C stops a bisection" "interrupted" "$err"
+
+# --- :beam N: one-line errors; no progress line through a pipe unless asked ---
+run $'A = Tensor.rand(8, 8)\np = uop.compile(A:matmul(A))\n:beam 0\n:beam x y\n:beam 1\nprint(select(2, uop.current():opts()))\n'
+expect_has ":beam 0: one line" "beam: the beam width must be an integer from 1 to 64, got 0" "$err"
+expect_has ":beam x y: one line" ":beam takes one number" "$err"
+expect_has ":beam 1: what it found" "beam 1 r_8_8_8: " "$out"
+expect_has ":beam 1: the opts say why" $'\nbeam 1: ' "$out"
+if [[ "$err" == *"candidates, best"* ]]; then bad ":beam through a pipe shows no progress" "$err"; else ok; fi
+run $'A = Tensor.rand(8, 8)\nr = uop.compile(A:matmul(A) + 1):kernel(1):beam(1, {progress = true, cache = false})\n'
+expect_has "k:beam{progress = true} through a pipe: progress lines" "beam 1 r_8_8_8: 1/" "$err"
+expect_has "k:beam{progress = true}: the best so far" "candidates, best " "$err"
+
+# --- Ctrl-C in uop.compile(t, {beam = N}): the program comes back, the kernel keeps the best found ---
+rm -f "$tmp/err"
+{ echo 'A = Tensor.rand(512, 512); p = uop.compile(A:matmul(A), {beam = 4, beam_cache = false, beam_progress = true})'
+  for _ in $(seq 600); do grep -q "candidates, best [0-9]" "$tmp/err" 2>/dev/null && break; sleep 0.1; done; sleep 2
+  echo 'print(select(2, p:kernel(1):opts()))'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+# Ctrl-C once the search has timed a candidate
+for _ in $(seq 600); do grep -q "candidates, best [0-9]" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+expect_has "Ctrl-C in uop.compile's beam: one line" "uop.compile: beam interrupted at kernel 1 of 1 (r_512_512_512)" "$(cat "$tmp/err")"
+expect_has "Ctrl-C in uop.compile's beam: the program is there" "beam 4: " "$(cat "$tmp/out")"
+if grep -q "interrupted!" "$tmp/err"; then bad "Ctrl-C in uop.compile's beam is not an error" "$(cat "$tmp/err")"; else ok; fi
+expect_rc "Ctrl-C in uop.compile's beam: status" 0 "$rc"
 
 # --- on a terminal: libedit prompt, tab completion, Ctrl-C at the prompt, history ---
 if command -v python3 >/dev/null 2>&1; then
@@ -545,6 +573,19 @@ if command -v python3 >/dev/null 2>&1; then
     out=$(NO_COLOR=1 python3 "$tmp/term.py" 24 100 "[$compile_steps"'(b":diff 15\r", b"@0> "), (b"error(\"boom\")\r", b"@0> ")]' "$UOPDB" --no-pager 2>&1)
     if [[ "$out" == *$'\e[32m'* || "$out" == *$'\e[31m'* ]]; then bad "terminal: NO_COLOR=1 has no colour"; else ok; fi
     expect_has "terminal: NO_COLOR shows the diff" "= CONST         int32" "$out"
+
+    # :beam on a terminal: a progress line; Ctrl-C stops the search and keeps the best found
+    term_session 24 100 '[(b"A = Tensor.rand(256, 256)\r", b"> "), (b"p = uop.compile(A:matmul(A))\r", b"@0> "),
+        (b":beam 4\r", b"(UPCAST"), (b"\x03", b"@0> "),
+        (b"print(select(2, uop.current():opts()))\r", b"@0> ")]' --no-pager
+    expect_has "terminal: :beam shows its progress" "beam 4 r_256_256_256: " "$out"
+    expect_has "terminal: :beam progress: candidates and the best" "candidates, best " "$out"
+    # the best found, or the opts it had (the heuristic's) when they are faster still
+    expect_has "terminal: Ctrl-C stops :beam, keeping the best" "  interrupted: " "$out"
+    expect_has "terminal: k:opts() says the search was interrupted" $'\nbeam 4: ' "$out"
+    if grep -qE '^beam 4: .*interrupted' <<<"$out"; then ok; else bad "terminal: the opts' reason says interrupted" "$out"; fi
+    if [[ "$out" == *"interrupted!"* ]]; then bad "terminal: Ctrl-C in :beam is not an error" "$out"; else ok; fi
+    expect_has "terminal: :beam, Ctrl-C: clean exit" "exit=0" "$out"
 
     # long output goes through $PAGER, short output does not; --no-pager never pages
     rm -f "$tmp/paged"

@@ -540,7 +540,7 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         if (!flat) {
             lua_geti(L, idx, i + 1);
             if (lua_type(L, -1) != LUA_TTABLE)
-                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\"|\"THREAD\", axis, amount}", i + 1);
+                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\"|\"THREAD\"|\"LOCAL\"|..., axis, amount}", i + 1);
         } else {
             lua_pushvalue(L, idx);
         }
@@ -550,7 +550,15 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         lua_geti(L, t, 3);
         const char *op = lua_tostring(L, -3);
         if (!op || !opt_op_from_name(op, &out[i].op))
-            return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL or THREAD)", i + 1, op ? op : "(not a string)");
+            return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL, THREAD, LOCAL, GROUP, GROUPTOP, PADTO, SWAP or "
+                              "NOLOCALS)", i + 1, op ? op : "(not a string)");
+        /* NOLOCALS takes no axis or amount */
+        if (out[i].op == OPT_NOLOCALS && lua_isnil(L, -2) && lua_isnil(L, -1)) {
+            lua_pushinteger(L, 0);
+            lua_replace(L, -3);
+            lua_pushinteger(L, 0);
+            lua_replace(L, -2);
+        }
         if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
             return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
         lua_Integer axis = lua_tointeger(L, -2), amount = lua_tointeger(L, -1);

@@ -182,8 +182,9 @@ static int l_compile(lua_State *L) {
     bool is_ast = n == 1 && uop_op(outs[0]) == OP_SINK;
     if (is_ast)
         check_option_keys(L, 2, "uop.compile",
-                          (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", NULL});
-    else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals", NULL});
+                          (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", "target", NULL});
+    else check_option_keys(L, 2, "uop.compile",
+                           (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals", "target", NULL});
     /* transcendentals = "native": stages 18-19 keep EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics;
      * "decomposed" (the default) decomposes them as tinygrad's CPU LLVM renderer needs */
     PipelineOptions popts = {0};
@@ -194,6 +195,13 @@ static int l_compile(lua_State *L) {
             return luaL_error(L, "uop.compile: transcendentals must be \"native\" or \"decomposed\", got %s",
                               luaL_tolstring(L, -1, NULL));
         popts.native_transcendentals = tr && !strcmp(tr, "native");
+        lua_pop(L, 1);
+        /* target = "gpu": a generic GPU (workgroups, local memory, barriers), run in the emulator */
+        lua_getfield(L, 2, "target");
+        const char *tg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!lua_isnil(L, -1) && (!tg || (strcmp(tg, "cpu") && strcmp(tg, "gpu"))))
+            return luaL_error(L, "uop.compile: target must be \"cpu\" or \"gpu\", got %s", luaL_tolstring(L, -1, NULL));
+        popts.target = tg && !strcmp(tg, "gpu") ? TARGET_GPU : TARGET_CPU;
         lua_pop(L, 1);
     }
     /* select = false: the program's first kernel does not become the current one */
@@ -237,7 +245,13 @@ static int l_compile(lua_State *L) {
         if (mode) heuristic = !strcmp(mode, "heuristic");
         lua_pop(L, 1);
     }
-    for (int i = 0; heuristic && i < p->nk; i++) {
+    for (int i = 0; heuristic && popts.target == TARGET_GPU && i < p->nk; i++) {
+        pipeline_set_opts(p->kps[i], NULL, 0);
+        if (!pipeline_set_opts_why(p->kps[i], "no opts: the heuristic is the CPU's; give the gpu target's opts by hand "
+                                              "(k:opts{{\"LOCAL\", 0, 4}, {\"GROUP\", 0, 8}})\n"))
+            return luaL_error(L, "out of memory");
+    }
+    for (int i = 0; heuristic && popts.target == TARGET_CPU && i < p->nk; i++) {
         char herr[512];
         const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
         KernelOpt opts[32];

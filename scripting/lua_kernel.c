@@ -613,8 +613,9 @@ static int k_opts(lua_State *L) {
 }
 
 /* k:heuristic([threads]): the opts tinygrad v0.12.0's heuristic would choose
- * for this kernel on the CPU (threads: the cores THREAD may use, by default
- * the machine's; 0 for none), without applying them.  Returns a text (the
+ * for this kernel on its target (the CPU: threads are the cores THREAD may
+ * use, by default the machine's, 0 for none; the gpu target: locals and no
+ * threads), without applying them.  Returns a text (the
  * opts, then one line per decision) and the opts as a table
  * {{"UPCAST", axis, amount}, ...} that k:opts takes. */
 static int k_heuristic(lua_State *L) {
@@ -626,7 +627,8 @@ static int k_heuristic(lua_State *L) {
     if (!root) return luaL_error(L, "heuristic: %s", err);
     KernelOpt opts[32];
     StrBuf why = {0};
-    int n = heuristic_opts(pipeline_ctx(kp), root, (int)threads, opts, 32, &why, err, sizeof err);
+    int n = heuristic_opts_for(pipeline_ctx(kp), root, pipeline_options(kp).target, (int)threads, opts, 32, &why, err,
+                               sizeof err);
     if (n < 0) {
         sb_free(&why);
         return luaL_error(L, "heuristic: %s", err);

@@ -245,18 +245,12 @@ static int l_compile(lua_State *L) {
         if (mode) heuristic = !strcmp(mode, "heuristic");
         lua_pop(L, 1);
     }
-    for (int i = 0; heuristic && popts.target == TARGET_GPU && i < p->nk; i++) {
-        pipeline_set_opts(p->kps[i], NULL, 0);
-        if (!pipeline_set_opts_why(p->kps[i], "no opts: the heuristic is the CPU's; give the gpu target's opts by hand "
-                                              "(k:opts{{\"LOCAL\", 0, 4}, {\"GROUP\", 0, 8}})\n"))
-            return luaL_error(L, "out of memory");
-    }
-    for (int i = 0; heuristic && popts.target == TARGET_CPU && i < p->nk; i++) {
+    for (int i = 0; heuristic && i < p->nk; i++) {
         char herr[512];
         const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
         KernelOpt opts[32];
         StrBuf why = {0};
-        int no = root ? heuristic_opts(c, root, parallel_cores(), opts, 32, &why, herr, sizeof herr) : -1;
+        int no = root ? heuristic_opts_for(c, root, popts.target, parallel_cores(), opts, 32, &why, herr, sizeof herr) : -1;
         if (no < 0) {
             /* a kernel the heuristic cannot handle compiles without opts; k:opts() says why */
             sb_free(&why);

@@ -11,7 +11,10 @@
 # <locals> <barriers>": opts "OP:axis:amount" joined by commas ("-" for
 # none), specials "name=size" sorted by name and joined by commas,
 # locals the sizes of the DEFINE_LOCALs joined by commas ("-" for none),
-# barriers how many BARRIERs the program has.
+# barriers how many BARRIERs the program has.  Then one line per kernel of
+# the heuristic's cases, "heuristic <case> <kernel index> <opts>": the opts
+# tinygrad's hand_coded_optimizations chooses for this renderer (the inputs
+# are ones, as in scripts/capture_tinygrad_opts.py).
 from tinygrad import Tensor
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
@@ -52,3 +55,30 @@ for name, make, opts in cases():
     locs = ",".join(str(u.dtype.size) for u in p.uops if u.op is Ops.DEFINE_LOCAL) or "-"
     bars = sum(1 for u in p.uops if u.op is Ops.BARRIER)
     print(f"{name} {i} {text} {specials or '-'} {locs} {bars}")
+
+def ones(*shape): return Tensor.ones(*shape).contiguous().realize()
+def heuristic_cases():
+  yield "matmul512", lambda: ones(512, 512) @ ones(512, 512)
+  yield "matmul64", lambda: ones(64, 64) @ ones(64, 64)
+  yield "matvec", lambda: ones(1, 64) @ ones(64, 64)
+  yield "conv2d", lambda: ones(1, 32, 56, 56).conv2d(ones(64, 32, 3, 3), padding=1)
+  yield "softmax", lambda: ones(64, 4096).softmax()
+  yield "sum1m", lambda: ones(1 << 20).sum()
+  yield "add1m", lambda: ones(1 << 20) + ones(1 << 20)
+  yield "small", lambda: ones(4, 4) * 2 + 1
+  yield "mean", lambda: ones(3, 5).mean()
+  yield "pad_flip", lambda: ones(3, 4).pad(((1, 1), (2, 0))).flip(1) * 2
+  yield "conv_small", lambda: ones(1, 2, 5, 5).conv2d(ones(3, 2, 3, 3))
+  yield "matmul16", lambda: ones(16, 16) @ ones(16, 16)
+  yield "sum_axis", lambda: ones(100, 37).sum(1)
+  yield "max_axis0", lambda: ones(33, 65).max(0)
+  yield "permute", lambda: ones(4, 3, 3).permute(2, 0, 1).contiguous()
+  yield "exp_sum", lambda: ones(7, 1000).exp().sum(1)
+  yield "expand_add", lambda: ones(3, 2, 1).expand(3, 2, 5) + ones(3, 2, 5)
+
+for name, make in heuristic_cases():
+  items = [si for si in make().schedule() if si.ast.op is Ops.SINK]
+  for i, si in enumerate(items):
+    opts = get_program(si.ast, ren).applied_opts or ()
+    text = ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in opts) or "-"
+    print(f"heuristic {name} {i} {text}")

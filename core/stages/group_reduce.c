@@ -19,13 +19,18 @@
  *   AFTER(DEFINE_LOCAL, BARRIER(END(STORE(INDEX(DEFINE_LOCAL, flat(ranges)), x), ranges...)))
  *
  * so every work item stores its part, the workgroup waits at the barrier,
- * and the final REDUCE reads the parts through the AFTER.  Stage 12 makes
+ * and the final REDUCE reads the parts through the AFTER.  A part of W
+ * lanes (the reduce's output upcast) takes W consecutive elements: it is
+ * stored at flat*W + (0..W-1) through W pointers (which stage 14 folds into
+ * one vector store), and an INDEX of W lanes reading the buffer at a
+ * scalar offset reads those W elements.  Stage 12 makes
  * the LOCAL and GROUP_REDUCE ranges SPECIAL lidx, so the END closes no loop
  * there. */
 #include <stdlib.h>
 #include <string.h>
 #include "stage_rules.h"
 #include "stages.h"
+#include "../sym/vector_rules.h"
 
 #define CTX (m->ctx)
 #define ROOT (m->root)
@@ -128,6 +133,26 @@ const RuleTable pm_group_for_reduce_rules = RULE_TABLE(group_for_reduce_specs);
 
 /* ---- stage 10 ---- */
 
+/* INDEX of buf at i*w + (0..w-1) through w pointers (dtype dt); for w == 1
+ * INDEX(buf, i) */
+static const UOp *lanes_index(UCtx *c, const UOp *buf, const UOp *i, int w, const DType *dt) {
+    if (w == 1) {
+        const UOp *src[2] = {buf, i};
+        return uop_new(c, OP_INDEX, dt, src, 2, NULL);
+    }
+    const Arg *lanes[64];
+    if (w > 64) {
+        uctx_set_error(c, "a local buffer of %d lanes", w);
+        return NULL;
+    }
+    for (int k = 0; k < w; k++) lanes[k] = arg_int(c, k);
+    const UOp *base = uop_binary(c, OP_MUL, i, uop_const_int(c, i->dtype, w));
+    const UOp *off = base ? uop_binary(c, OP_ADD, vec_broadcast(c, base, w), vec_const(c, dt_vec(i->dtype, w), lanes, w))
+                          : NULL;
+    const UOp *src[2] = {vec_broadcast(c, buf, w), off};
+    return src[0] && off ? uop_new(c, OP_INDEX, dt, src, 2, NULL) : NULL;
+}
+
 static int cmp_range_arg(const void *pa, const void *pb) {
     int64_t a = range_id(*(const UOp *const *)pa), b = range_id(*(const UOp *const *)pb);
     return (a > b) - (a < b);
@@ -147,11 +172,8 @@ static const UOp *bufferize_to_local(const Match *m, void *ud) {
         return NULL;
     }
     const UOp *val = x->src[0];
-    if (dt_vcount(val->dtype) != 1) {
-        rewrite_fail(m, "BUFFERIZE %%%u: a local buffer of vectors (GROUP with UPCAST) is not lowered", x->id);
-        return NULL;
-    }
-    int64_t size = 1;
+    int w = dt_vcount(val->dtype);
+    int64_t size = w;
     for (int i = 1; i < x->nsrc; i++) {
         int64_t s;
         if (uop_op(x->src[i]) != OP_RANGE || !uop_const_int_value(x->src[i]->src[0], &s)) {
@@ -160,11 +182,10 @@ static const UOp *bufferize_to_local(const Match *m, void *ud) {
         }
         size *= s;
     }
-    const DType *pdt = dt_ptr(val->dtype, size, ADDR_LOCAL);
+    const DType *pdt = dt_ptr(val->dtype->scalar, size, ADDR_LOCAL);
     const UOp *buf = pdt ? uop_new(CTX, OP_DEFINE_LOCAL, pdt, NULL, 0, x->arg->items[0]) : NULL;
     const UOp *flat = flat_index(CTX, x->src + 1, x->src + 1, nr);
-    const UOp *isrc[2] = {buf, flat};
-    const UOp *ix = buf && flat ? uop_new(CTX, OP_INDEX, pdt, isrc, 2, NULL) : NULL;
+    const UOp *ix = buf && flat ? lanes_index(CTX, buf, flat, w, dt_ptr_vec(pdt, w)) : NULL;
     const UOp *ssrc[2] = {ix, val};
     const UOp *st = ix ? uop_new(CTX, OP_STORE, DT_VOID, ssrc, 2, NULL) : NULL;
     if (!st) return NULL;
@@ -178,8 +199,18 @@ static const UOp *bufferize_to_local(const Match *m, void *ud) {
     return bar ? uop_new(CTX, OP_AFTER, pdt, asrc, 2, NULL) : NULL;
 }
 
+/* INDEX(AFTER(DEFINE_LOCAL), i) of W lanes: the W elements from i*W */
+static const UOp *local_lanes_read(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *ix = ROOT, *after = ix->src[0];
+    int w = dt_vcount(ix->dtype);
+    if (w == 1 || dt_is_ptr(ix->dtype) || dt_vcount(ix->src[1]->dtype) != 1 || after->dtype->v != 1) return NULL;
+    return lanes_index(CTX, after, ix->src[1], w, ix->dtype);
+}
+
 static const RuleSpec add_buffers_local_specs[] = {
     RULE_FN("bufferize_to_store", "(BUFFERIZE ...)", bufferize_to_local),
+    RULE_FN("local_lanes_read", "(INDEX (AFTER (DEFINE_LOCAL) ...) _)", local_lanes_read),
 };
 
 const RuleTable pm_add_buffers_local_rules = RULE_TABLE(add_buffers_local_specs);

@@ -153,6 +153,11 @@ const UOp *stage_apply_opts(StageCtx *sc, const UOp *root);           /* 7 */
 struct StrBuf;
 int heuristic_opts(UCtx *c, const UOp *root, int threads, KernelOpt *opts, int max, struct StrBuf *why, char *err,
                    size_t errlen);
+/* The same for a target: TARGET_GPU adds the parts of the heuristic that
+ * need locals (matvec, GROUPTOP, LOCAL) and takes no threads; its axis
+ * numbers are the gpu target's (tinygrad's). */
+int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads, KernelOpt *opts, int max,
+                       struct StrBuf *why, char *err, size_t errlen);
 const UOp *stage_linearize(StageCtx *sc, const UOp *root);            /* 21 */
 
 /* Runs stages 1..22 on a kernel AST; returns the final LINEAR (NULL + err).

@@ -202,11 +202,13 @@ local function read_golden()
   for line in io.lines("tests/golden/tinygrad_gpu.txt") do
     if not line:match("^#") then
       local name, ki, opts, specials, locals, bars = line:match("^(%S+) (%d+) (%S+) (%S+) (%S+) (%d+)$")
-      assert(name, "bad golden line: " .. line)
-      local o = {}
-      for op, axis, amount in opts:gmatch("(%u+):(%d+):(%d+)") do o[#o + 1] = {op, tonumber(axis), tonumber(amount)} end
-      rows[#rows + 1] = {name = name, kernel = tonumber(ki) + 1, opts = o, specials = specials, locals = locals,
-                         barriers = tonumber(bars)}
+      assert(name or line:match("^heuristic "), "bad golden line: " .. line)
+      if name then
+        local o = {}
+        for op, axis, amount in opts:gmatch("(%u+):(%d+):(%d+)") do o[#o + 1] = {op, tonumber(axis), tonumber(amount)} end
+        rows[#rows + 1] = {name = name, kernel = tonumber(ki) + 1, opts = o, specials = specials, locals = locals,
+                           barriers = tonumber(bars)}
+      end
     end
   end
   return rows
@@ -246,4 +248,67 @@ end)
 T.test("the GPU kernel has no host code: k:llvm() says it runs in the emulator", function()
   local k = compile(mat(4, 4) + 1, {{{"LOCAL", 0, 4}}}):kernel(1)
   T.raises("runs in the GPU emulator", function() return k:llvm() end)
+end)
+
+-- the heuristic (uop.compile's default opts) for the gpu target, against
+-- tinygrad's hand_coded_optimizations with a renderer that has locals
+local function input(...) return Tensor.rand(...):contiguous():realize() end
+local HEURISTIC = {
+  matmul512 = function() return input(512, 512):matmul(input(512, 512)) end,
+  matmul64 = function() return input(64, 64):matmul(input(64, 64)) end,
+  matvec = function() return input(1, 64):matmul(input(64, 64)) end,
+  conv2d = function() return input(1, 32, 56, 56):conv2d(input(64, 32, 3, 3), {padding = 1}) end,
+  softmax = function() return input(64, 4096):softmax() end,
+  sum1m = function() return input(1 << 20):sum() end,
+  add1m = function() return input(1 << 20) + input(1 << 20) end,
+  small = function() return input(4, 4) * 2 + 1 end,
+  mean = function() return input(3, 5):mean() end,
+  pad_flip = function() return input(3, 4):pad{{1, 1}, {2, 0}}:flip(1) * 2 end,
+  conv_small = function() return input(1, 2, 5, 5):conv2d(input(3, 2, 3, 3)) end,
+  matmul16 = function() return input(16, 16):matmul(input(16, 16)) end,
+  sum_axis = function() return input(100, 37):sum(1) end,
+  max_axis0 = function() return input(33, 65):max(0) end,
+  permute = function() return input(4, 3, 3):permute(2, 0, 1):contiguous() end,
+  exp_sum = function() return input(7, 1000):exp():sum(1) end,
+  expand_add = function() return input(3, 2, 1):expand(3, 2, 5) + input(3, 2, 5) end,
+}
+-- uopdb's scheduler keeps the 1M-element sum in one kernel where tinygrad
+-- splits it in two; its one kernel gets the first one's GROUPTOP
+local KNOWN = {sum1m = {kernels = 1}}
+
+T.test("the gpu heuristic chooses tinygrad's opts (GROUPTOP, matvec, LOCAL)", function()
+  local checked = 0
+  for line in io.lines("tests/golden/tinygrad_gpu.txt") do
+    local name, ki, want = line:match("^heuristic (%S+) (%d+) (%S+)$")
+    if name then
+      ki = tonumber(ki) + 1
+      local p = uop.compile(HEURISTIC[name](), {target = "gpu", select = false})
+      if KNOWN[name] and ki > KNOWN[name].kernels then
+        T.eq(#p:kernels(), KNOWN[name].kernels, name .. ": kernels (a known difference)")
+      else
+        local got = {}
+        for _, o in ipairs(p:kernel(ki):opts()) do got[#got + 1] = o[1] .. ":" .. o[2] .. ":" .. o[3] end
+        T.eq(#got > 0 and table.concat(got, ",") or "-", want, name .. " kernel " .. ki)
+        checked = checked + 1
+      end
+    end
+  end
+  T.ok(checked >= 17, "kernels compared: " .. checked)
+end)
+
+T.test("the gpu heuristic's kernels run validated (matvec: GROUP and UPCAST through local memory)", function()
+  for _, name in ipairs{"matvec", "small", "mean", "pad_flip", "conv_small", "matmul16", "sum_axis", "permute",
+                        "expand_add"} do
+    local p = uop.compile(HEURISTIC[name](), {target = "gpu", select = false})
+    local _, rep = p:run{validate = true, quiet = true}
+    T.ok(rep.ok, name .. ": " .. rep.text)
+  end
+  local p = uop.compile(HEURISTIC.matvec(), {target = "gpu", select = false})
+  local k = p:kernel(1)
+  local _, why = k:opts()
+  T.contains(tostring(why), "matvec: the first reduce axis is a term of the first buffer's index")
+  for _, n in ipairs{9, 10, 12, 14, 22} do
+    local r = k:check(n, {quiet = true})
+    T.ok(r.ok, "matvec stage " .. n .. ": " .. tostring(r.text))
+  end
 end)

@@ -7,7 +7,10 @@
  * offsets, and its jump targets (a RANGE knows its END, an IF its ENDIF).
  * Constants, DEFINE_GLOBALs and the arrays of DEFINE_REG / DEFINE_LOCAL are
  * set up before the run.  The run is then one loop over a program counter
- * with a switch per instruction: no recursion, no allocation.
+ * with a switch per instruction: no recursion, no allocation.  Around it,
+ * "workgroups and work items" runs the program once per workgroup and, for
+ * several work items, gives each its own lanes, loops and registers (by
+ * swapping pointers) and runs them in turn from barrier to barrier.
  *
  * Offsets are counted in scalars of the buffer: an INDEX on a pointer to a
  * vector type (float32.vec(4).ptr) steps by the vector's width, and a LOAD

@@ -857,9 +857,27 @@ static int k_llvm(lua_State *L) {
     return 1;
 }
 
-/* k:asm() -> the host assembly as a text object */
+/* k:asm() -> the host assembly as a text object; k:asm{target = "ptx"}: the
+ * stage-22 program as PTX, through LLVM's NVPTX backend */
 static int k_asm(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "target");
+        const char *t = lua_tostring(L, -1);
+        if (!t || (strcmp(t, "ptx") && strcmp(t, "host")))
+            return luaL_error(L, "asm: target must be \"ptx\" or \"host\", got %s", luaL_tolstring(L, -1, NULL));
+        if (!strcmp(t, "ptx")) {
+            char err[1024];
+            const UOp *lin = pipeline_root(kp, STAGE_COUNT, err, sizeof err);
+            if (!lin) return luaL_error(L, "asm: %s", err);
+            char *ptx = kernel_ptx(pipeline_name(kp), lin->src, lin->nsrc, err, sizeof err);
+            if (!ptx) return luaL_error(L, "asm: %s: %s", pipeline_name(kp), err);
+            push_text(L, "asm", ptx);
+            free(ptx);
+            return 1;
+        }
+    }
     const char *a = kernel_asm(compiled(L, kp));
     if (!a) return luaL_error(L, "%s: the host assembly could not be generated", pipeline_name(kp));
     push_text(L, "asm", a);

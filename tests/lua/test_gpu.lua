@@ -312,3 +312,20 @@ T.test("the gpu heuristic's kernels run validated (matvec: GROUP and UPCAST thro
     T.ok(r.ok, "matvec stage " .. n .. ": " .. tostring(r.text))
   end
 end)
+
+T.test("k:asm{target = \"ptx\"}: the GPU kernel as PTX, through LLVM's NVPTX backend", function()
+  local k = compile(mat(8, 8):matmul(mat(8, 8)), {{{"LOCAL", 0, 4}, {"GROUP", 0, 4}}}):kernel(1)
+  local ptx = k:asm{target = "ptx"}
+  T.eq(ptx.kind, "asm")
+  local text = tostring(ptx)
+  for _, want in ipairs{".visible .entry r_8_8_8(", ".shared", "bar.sync", "%ctaid.x", "%ctaid.y", "%tid.x", "%tid.y",
+                        "st.shared.f32", "ld.shared.f32", "st.global.f32"} do
+    T.contains(text, want)
+  end
+  -- without locals there is no shared memory and no barrier
+  local k2 = compile(mat(8, 8) + 1, {{{"LOCAL", 0, 4}}}):kernel(1)
+  local t2 = tostring(k2:asm{target = "ptx"})
+  T.contains(t2, "%tid.x")
+  T.ok(not t2:find("bar.sync", 1, true) and not t2:find(".shared", 1, true), t2)
+  T.raises('asm: target must be "ptx" or "host", got spirv', function() return k:asm{target = "spirv"} end)
+end)

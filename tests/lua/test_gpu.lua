@@ -182,6 +182,23 @@ T.test("NOLOCALS, SWAP and PADTO run exactly", function()
   end
   table.sort(sizes)
   T.eq(table.concat(sizes, ","), "2,4,6,6")
+  for n = 0, 22 do
+    local r = p:kernel(1):check(n, {quiet = true})
+    T.ok(r.ok, "padto stage " .. n .. ": " .. tostring(r.text))
+  end
+end)
+
+T.test("limits: local memory and work-item dims the GPU cannot have are one-line errors", function()
+  local p = compile(Tensor.new((select(2, data(1, 1 << 16))), "float32"):sum(), {{{"GROUP", 0, 16384}}})
+  T.raises("GROUP axis 0: the grouped reduce needs 65536 bytes of local memory, more than 49152",
+           function() p:run() end)
+  -- 1031 is prime: no split fits it under 1024 work items per dim
+  local p2 = compile(Tensor.new((select(2, data(1, 1031))), "float32") + 1, {{{"LOCAL", 0, 1031}}})
+  T.raises("stage 12 (add GPU dims)", function() p2:run() end)
+  T.raises("cannot fit the lidx dims into the GPU's limits", function() p2:run() end)
+  -- a second GROUP of the same reduce, and a grouped max, still exact
+  run_exact(compile(mat(16, 16):sum(1), {{{"GROUP", 0, 4}, {"GROUP", 0, 2}}}))
+  run_exact(compile(mat(16, 64):max(1), {{{"GROUP", 0, 8}}}))
 end)
 
 -- the cases of scripts/capture_tinygrad_gpu.py, built with the same data

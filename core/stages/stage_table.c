@@ -41,7 +41,7 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "split a store loop at constant comparison points inside the range (CPU only)",
      .status = STAGE_WRITTEN},
     {7, "apply opts", "rangeify", HOOK(apply_opts),
-     .purpose = "apply tinygrad's hand-coded CPU choice of opts (UPCAST, UNROLL, THREAD; the default) or the opts asked for by hand; none with opts = \"none\"",
+     .purpose = "apply tinygrad's hand-coded choice of opts for the target (cpu: UPCAST, UNROLL, THREAD; gpu: also GROUPTOP, LOCAL; the default) or the opts asked for by hand; none with opts = \"none\"",
      .status = STAGE_WRITTEN},
     /* pm_reduce_unparented (v0.12.0 runs it only in the scheduler): stage 6
      * cuts a loop where padding starts, and a segment of padding reduces a

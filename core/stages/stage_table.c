@@ -57,7 +57,7 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "a local BUFFERIZE (GROUP opts, gpu target) becomes DEFINE_LOCAL, its STORE and a BARRIER; drop "
                 "CONTIGUOUS/NOOP wrappers",
      .status = STAGE_WRITTEN,
-     .note = "a local buffer of vectors (GROUP together with UPCAST of its ranges) is an error naming the node"},
+     .note = "a global BUFFERIZE left in a kernel (the scheduler's to lower) is an error naming the node"},
     {11, "remove reduce", "devectorizer", RW("pm_reduce + gep_pushing", "remove_reduce"),
      .ctx = &remove_reduce_context,
      .purpose = "REDUCE becomes an accumulator register: init, accumulate in the loop, read after",

@@ -42,6 +42,10 @@ def cases():
   yield "nolocals", lambda: r(8, 8) @ r(8, 8), [[Opt(O.NOLOCALS)]]
   yield "swap", lambda: r(4, 8).permute(1, 0).contiguous(), [[Opt(O.SWAP, 0, 1)]]
   yield "padto", lambda: r(6, 6) @ r(6, 6), [[Opt(O.PADTO, 0, 8), Opt(O.LOCAL, 0, 4)]]
+  # dims fitted to the limits: a 2048-long local split, five locals merged, a 280000 grid
+  yield "split_local", lambda: r(4096) + 1, [[Opt(O.LOCAL, 0, 2048)]]
+  yield "five_locals", lambda: r(4, 4, 4, 4, 4).permute(4, 3, 2, 1, 0).contiguous(), [[Opt(O.LOCAL, i, 2) for i in range(5)]]
+  yield "big_grid", lambda: r(4, 70000) + 1, [[]]
 
 ren = GenericGPU()
 print("# tinygrad v0.12.0, an OpenCL renderer with CUDA's limits")

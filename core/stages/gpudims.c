@@ -128,8 +128,7 @@ static bool split_dims(int64_t *d, int *n, const int64_t *max) {
             x[i] /= div;
             x[(i + 1) % 3] *= div;
         }
-    *n = x[2] == 1 ? (x[1] == 1 && x[2] == 1 ? 1 : 2) : 3;
-    if (x[2] == 1 && x[1] != 1) *n = 2;
+    *n = x[2] == 1 ? 2 : 3;   /* as tinygrad returns them */
     for (int i = 0; i < *n; i++) d[i] = x[i];
     return true;
 }
@@ -157,6 +156,7 @@ static bool grouped_dims(UCtx *c, const char *prefix, const int64_t *dims_in, in
         snprintf(why, whylen, "cannot fit the %s dims into the GPU's limits", prefix);
         return false;
     }
+    same = nl == n && !memcmp(lim, dims, (size_t)n * sizeof *dims);
     const UOp *raw[3], *res[MAX_DIMS];
     for (int i = 0; i < nl; i++) {
         char name[16];
@@ -166,19 +166,30 @@ static bool grouped_dims(UCtx *c, const char *prefix, const int64_t *dims_in, in
         if (!raw[i]) return snprintf(why, whylen, "%s", uctx_error(c)), false;
     }
     if (nl < n) {
-        /* each limited dim is a product of consecutive dims (tinygrad's get_contraction) */
-        int d = 0;
+        /* each limited dim is a product of consecutive dims (tinygrad's
+         * get_contraction: where the running products of the limited dims
+         * meet those of the dims) */
+        int split[3];
+        int64_t acc_new = 1;
         for (int i = 0; i < nl; i++) {
+            acc_new *= lim[i];
+            int64_t acc_old = 1;
+            split[i] = -1;
+            for (int k = 0; k < n && split[i] < 0; k++) {
+                acc_old *= dims[k];
+                if (acc_old == acc_new) split[i] = k + 1;
+            }
+            if (acc_new == 1) split[i] = 0;
+            if (split[i] < 0) return snprintf(why, whylen, "cannot group the %s dims", prefix), false;
+        }
+        for (int i = 0; i < nl; i++) {
+            int first = i == 0 ? 0 : split[i - 1], last = i == nl - 1 ? n : split[i];
             const UOp *idx = raw[i];
-            int64_t prod = 1;
-            int first = d;
-            while (d < n && (prod * dims[d] <= lim[i] || d == first) && prod != lim[i]) prod *= dims[d++];
-            if (i == nl - 1) while (d < n) d++;
-            for (int k = first; k < d - 1; k++) {
+            for (int k = first; k < last - 1; k++) {
                 res[k] = uop_binary(c, OP_MOD, idx, ci(c, dims[k]));
                 idx = uop_binary(c, OP_IDIV, idx, ci(c, dims[k]));
             }
-            res[d - 1] = idx;
+            if (last > first) res[last - 1] = idx;
         }
     } else if (nl > n) {
         if (n == 1 && nl == 2) res[0] = uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, raw[0], ci(c, lim[1])), raw[1]);

@@ -212,6 +212,11 @@ local CASES = {
   nolocals = function() return mat(8, 8):matmul(mat(8, 8)) end,
   swap = function() return mat(4, 8):permute(1, 0):contiguous() end,
   padto = function() return mat(6, 6):matmul(mat(6, 6)) end,
+  split_local = function() return Tensor.new(select(2, data(1, 4096)), "float32") + 1 end,
+  five_locals = function()
+    return Tensor.new(select(2, data(1, 1024)), "float32"):reshape(4, 4, 4, 4, 4):permute(4, 3, 2, 1, 0):contiguous()
+  end,
+  big_grid = function() return mat(4, 70000) + 1 end,
 }
 
 local function read_golden()
@@ -233,7 +238,7 @@ end
 
 T.test("SPECIALs, local buffers and barriers are tinygrad's, and every golden case validates", function()
   local rows = read_golden()
-  T.ok(#rows >= 11, "golden rows")
+  T.ok(#rows >= 14, "golden rows")
   local by_case = {}
   for _, r in ipairs(rows) do
     by_case[r.name] = by_case[r.name] or {}

@@ -18,6 +18,8 @@
  *
  *   AFTER(DEFINE_LOCAL, BARRIER(END(STORE(INDEX(DEFINE_LOCAL, flat(ranges)), x), ranges...)))
  *
+ * the DEFINE_LOCALs numbered 0, 1, ... (the row's context, a counter, as
+ * tinygrad's itertools.count(0));
  * so every work item stores its part, the workgroup waits at the barrier,
  * and the final REDUCE reads the parts through the AFTER.  A part of W
  * lanes (the reduce's output upcast) takes W consecutive elements: it is
@@ -183,7 +185,9 @@ static const UOp *bufferize_to_local(const Match *m, void *ud) {
         size *= s;
     }
     const DType *pdt = dt_ptr(val->dtype->scalar, size, ADDR_LOCAL);
-    const UOp *buf = pdt ? uop_new(CTX, OP_DEFINE_LOCAL, pdt, NULL, 0, x->arg->items[0]) : NULL;
+    /* numbered 0, 1, ... in the order the stage meets them (tinygrad's ctx, itertools.count(0)) */
+    int64_t *count = m->user;
+    const UOp *buf = pdt ? uop_new(CTX, OP_DEFINE_LOCAL, pdt, NULL, 0, arg_int(CTX, count ? (*count)++ : 0)) : NULL;
     const UOp *flat = flat_index(CTX, x->src + 1, x->src + 1, nr);
     const UOp *ix = buf && flat ? lanes_index(CTX, buf, flat, w, dt_ptr_vec(pdt, w)) : NULL;
     const UOp *ssrc[2] = {ix, val};
@@ -214,3 +218,5 @@ static const RuleSpec add_buffers_local_specs[] = {
 };
 
 const RuleTable pm_add_buffers_local_rules = RULE_TABLE(add_buffers_local_specs);
+
+const StageContext local_buffer_count_context = {.name = "count", .size = sizeof(int64_t)};

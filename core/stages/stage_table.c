@@ -54,6 +54,7 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "turn UPCAST/UNROLL ranges into UNROLL, expand ops over them, CONTRACT into vectors",
      .status = STAGE_WRITTEN},
     {10, "add local buffers", "expander", RW("pm_add_buffers_local + rangeify_codegen", "add local buffers"),
+     .ctx = &local_buffer_count_context,
      .purpose = "a local BUFFERIZE (GROUP opts, gpu target) becomes DEFINE_LOCAL, its STORE and a BARRIER; drop "
                 "CONTIGUOUS/NOOP wrappers",
      .status = STAGE_WRITTEN,

@@ -122,6 +122,10 @@ T.test("stage 10 makes a DEFINE_LOCAL, its STORE and a BARRIER; stage 12 SPECIAL
   T.eq(at10.BUFFERIZE, nil)
   T.eq(at10.DEFINE_LOCAL, 1)
   T.eq(at10.BARRIER, 1)
+  for _, u in ipairs(k:root(10):toposort()) do
+    -- numbered from 0, as tinygrad's temp0
+    if u:op() == "DEFINE_LOCAL" then T.eq(u:arg(), 0) end
+  end
   local at12 = ops(12)
   T.eq(at12.SPECIAL, 4)
   local names = {}

@@ -81,7 +81,7 @@ const UOp *opts_loops_to_global(StageCtx *sc, const UOp *root) {
     }
     for (int i = 0; i < n && root; i++) {
         const UOp *r = todo[i];
-        const UOp *g = uop_range(sc->c, r->src[0], axis_id_of(r), AXIS_GLOBAL);
+        const UOp *g = range_retyped(sc->c, r, r->src[0], AXIS_GLOBAL);
         root = g ? early_replace_range(sc->c, root, r, g, &g, 1) : NULL;
         if (!root) return stage_fail(sc, "LOOP range %%%u to GLOBAL: %s", r->id, uctx_error(sc->c));
     }
@@ -146,7 +146,7 @@ static const UOp *pad_to(StageCtx *sc, const UOp *root, const UOp *r, int64_t si
     UCtx *c = sc->c;
     int64_t new_sz = (size + amount - 1) / amount * amount;
     if (!(size > new_sz / 4)) return stage_fail(sc, "PADTO axis %d: padding adds more than four times the work", axis);
-    const UOp *nr = uop_range(c, uop_const_int(c, r->dtype, new_sz), axis_id_of(r), axis_type_of(r));
+    const UOp *nr = range_retyped(c, r, uop_const_int(c, r->dtype, new_sz), axis_type_of(r));
     const UOp *valid = nr ? uop_binary(c, OP_CMPLT, nr, uop_const_int(c, r->dtype, size)) : NULL;
     if (!valid) return stage_fail(sc, "PADTO axis %d: %s", axis, uctx_error(c));
     /* gate the INDEXes first (their index still uses r), then replace r */
@@ -185,8 +185,8 @@ static const UOp *pad_to(StageCtx *sc, const UOp *root, const UOp *r, int64_t si
  * that equal-sized ranges do not merge midway */
 static const UOp *swap_globals(StageCtx *sc, const UOp *root, const UOp *a, const UOp *b, int axis) {
     UCtx *c = sc->c;
-    const UOp *a_new = uop_range(c, a->src[0], axis_id_of(b), AXIS_GLOBAL);
-    const UOp *b_new = uop_range(c, b->src[0], axis_id_of(a), AXIS_GLOBAL);
+    const UOp *a_new = uop_new(c, OP_RANGE, a->dtype, a->src, a->nsrc, b->arg);
+    const UOp *b_new = uop_new(c, OP_RANGE, b->dtype, b->src, b->nsrc, a->arg);
     const UOp *tmp = a_new ? uop_new_tagged(c, OP_RANGE, a_new->dtype, a_new->src, a_new->nsrc, a_new->arg,
                                             arg_str(c, "swap")) : NULL;
     if (tmp) root = early_replace_range(c, root, a, tmp, &tmp, 1);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include "stage_rules.h"
 #include "stages.h"
+#include "ranges.h"
 #include "../sym/vector_rules.h"
 #include "../util/u64map.h"
 
@@ -85,14 +86,9 @@ static AxisType axis_of(const UOp *r) {
     return a->items[a->n - 1]->v.axis;
 }
 
-static int64_t id_of(const UOp *r) {
-    const Arg *a = r->arg;
-    return a && a->kind == ARG_TUPLE && a->n && a->items[0] && a->items[0]->kind == ARG_INT ? a->items[0]->v.i : -1;
-}
-
+/* by tinygrad's x.arg[0:-1]: the ids in turn */
 static int cmp_id(const void *pa, const void *pb) {
-    int64_t a = id_of(*(const UOp *const *)pa), b = id_of(*(const UOp *const *)pb);
-    return (a > b) - (a < b);
+    return range_ids_cmp(*(const UOp *const *)pa, *(const UOp *const *)pb);
 }
 
 /* tinygrad's _group_dims: merges neighbours until there are at most as many

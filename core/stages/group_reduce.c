@@ -32,6 +32,7 @@
 #include <string.h>
 #include "stage_rules.h"
 #include "stages.h"
+#include "ranges.h"
 #include "../sym/vector_rules.h"
 
 #define CTX (m->ctx)
@@ -156,8 +157,7 @@ static const UOp *lanes_index(UCtx *c, const UOp *buf, const UOp *i, int w, cons
 }
 
 static int cmp_range_arg(const void *pa, const void *pb) {
-    int64_t a = range_id(*(const UOp *const *)pa), b = range_id(*(const UOp *const *)pb);
-    return (a > b) - (a < b);
+    return range_ids_cmp(*(const UOp *const *)pa, *(const UOp *const *)pb);
 }
 
 static const UOp *bufferize_to_local(const Match *m, void *ud) {

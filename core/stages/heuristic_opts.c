@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "early.h"
+#include "ranges.h"
 #include "stages.h"
 #include "../util/strbuf.h"
 
@@ -99,7 +100,7 @@ static int cmp_range(const void *pa, const void *pb) {
     const Range *a = pa, *b = pb;
     int ka = kind_pos(a->type), kb = kind_pos(b->type);
     if (ka != kb) return ka < kb ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return range_ids_cmp(a->r, b->r);   /* all the ids: (0, 0) before (0, 1) */
 }
 
 static bool is_output(AxisType t) { return t == AXIS_GLOBAL || t == AXIS_LOCAL || t == AXIS_LOOP; }
@@ -281,9 +282,10 @@ static bool ranges_within(const UOp *a, const UOp *b) {
     return ok;
 }
 
-static int find_id(const View *v, int64_t id) {
+/* the range with this arg (ids and type; args are interned) */
+static int find_arg(const View *v, const Arg *arg) {
     for (int k = 0; k < v->n; k++)
-        if (v->rng[k].id == id) return k;
+        if (v->rng[k].r->arg == arg) return k;
     return -1;
 }
 
@@ -304,16 +306,16 @@ static int gpu_group(Chooser *ch, bool *hard) {
             for (int k = 0; k < v->n; k++) {
                 if (v->rng[k].type != AXIS_GLOBAL) continue;
                 if (fr_size < 0 || fr_size % 8 || v->rng[k].size < 0 || v->rng[k].size % 16) continue;
-                int64_t gid = v->rng[k].id;
+                const Arg *garg = v->rng[k].r->arg;
                 say(ch, "matvec: the first reduce axis is a term of the first buffer's index; GROUP 8 of it, "
                     "LOCAL 4 and UPCAST 4 of axis %d", k);
                 int f = -1;
                 for (int j = 0; j < v->n && f < 0; j++)
                     if (v->rng[j].type == AXIS_REDUCE) f = j;
                 if (!apply(ch, OPT_GROUP, f, 8, hard) && *hard) return -1;
-                int g = find_id(v, gid);
+                int g = find_arg(v, garg);
                 if (g < 0 || !apply(ch, OPT_LOCAL, g, 4, hard)) return -1;
-                g = find_id(v, gid);
+                g = find_arg(v, garg);
                 if (g < 0 || !apply(ch, OPT_UPCAST, g, 4, hard)) return -1;
                 return 1;
             }

@@ -355,3 +355,20 @@ T.test("k:asm{target = \"ptx\"}: the GPU kernel as PTX, through LLVM's NVPTX bac
   T.ok(not t2:find("bar.sync", 1, true) and not t2:find(".shared", 1, true), t2)
   T.raises('asm: target must be "ptx" or "host", got spirv', function() return k:asm{target = "spirv"} end)
 end)
+
+-- tinygrad v0.12.0 pads a sum when no op in it is one of its UnsafePad ops
+-- (RECIPROCAL, LOG2, EXP2, IDIV, POW); cos, sin(pi/2 - x), is not among
+-- them but is 1 at 0, so each padded element adds 1. tinygrad computes this
+-- mean as 0.5522699356079102 (captured with its CPU renderer and the same
+-- opt); the true mean is 0.21893656. uopdb applies the opt as tinygrad does,
+-- gets tinygrad's number, and validation shows the difference.
+T.test("PADTO of a sum of cos: tinygrad's wrong mean, caught by validation", function()
+  local v = Tensor.new({{4}, {-1}, {0}, {-1}, {-1}, {-4}}, "int32")
+  local m = v:cos():mean({0}, {keepdim = true})
+  local p = uop.compile(m, {target = "gpu", select = false, kernel_opts = {[1] = {{"PADTO", 0, 4}}}})
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.ok(not rep.ok, rep.text)
+  T.contains(rep.text, "differ from the reference")
+  local got = uop.buffer_values(outs[1])[1]
+  T.ok(math.abs(got - 0.5522699356079102) < 1e-6, "tinygrad's padded mean, got " .. tostring(got))
+end)

@@ -372,3 +372,43 @@ T.test("PADTO of a sum of cos: tinygrad's wrong mean, caught by validation", fun
   local got = uop.buffer_values(outs[1])[1]
   T.ok(math.abs(got - 0.5522699356079102) < 1e-6, "tinygrad's padded mean, got " .. tostring(got))
 end)
+
+-- the random programs of tests/fuzz/pipeline_gen.lua on the gpu target, each
+-- kernel with up to three random GPU opts that stage 7 takes (PADTO left
+-- out: see above), every program validated against the reference
+T.test("random tensor programs with random GPU opts run validated", function()
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/lua"
+  local gen = dofile(here .. "/../fuzz/pipeline_gen.lua")
+  local cpu_render = gen.render
+  local pick = [[
+local C = {{"GROUP", 0, 2}, {"GROUPTOP", 0, 2}, {"LOCAL", 0, 2}, {"LOCAL", 1, 2}, {"UPCAST", 0, 2}, {"UNROLL", 0, 2},
+           {"SWAP", 0, 1}, {"NOLOCALS"}, {"GROUP", 0, 4}, {"LOCAL", 0, 4}, {"GROUP", 1, 2}, {"LOCAL", 2, 2}, {"UPCAST", 1, 2}}
+for i = 1, #p:kernels() do
+  local k = p:kernel(i)
+  for _ = 1, 6 do
+    local o = {}
+    for _ = 1, math.random(1, 3) do o[#o + 1] = C[math.random(#C)] end
+    k:opts(o)
+    if pcall(function() k:seek(7) end) then GPU_OPTS_APPLIED = (GPU_OPTS_APPLIED or 0) + 1; break end
+    k:opts{}
+  end
+end
+]]
+  gen.render = function(spec)
+    local s = {}
+    for k, v in pairs(spec) do s[k] = v end
+    s.opts = {}
+    return (cpu_render(s):gsub("local p = uop.compile%((.-)%)\n",
+                               function(x) return "local p = uop.compile(" .. x .. ', {target = "gpu"})\n' .. pick end))
+  end
+  math.randomseed(12)
+  GPU_OPTS_APPLIED = 0
+  local reports = {}
+  local n = 80
+  local checked, failures = gen.run{count = n, seed = 12, no_shrink = true,
+                                    report = function(text) reports[#reports + 1] = text end}
+  T.eq(checked, n, "programs checked")
+  T.ok(#failures == 0, #failures .. " of " .. n .. " programs failed:\n" .. table.concat(reports, "\n"))
+  T.ok(GPU_OPTS_APPLIED > n // 2, "kernels with GPU opts: " .. GPU_OPTS_APPLIED)
+  GPU_OPTS_APPLIED = nil
+end)

@@ -78,14 +78,6 @@ static bool gpudims_init(void *ctx, const UOp *root, const StageCtx *sc, char *w
 
 const StageContext gpudims_context = {.name = "Renderer", .size = sizeof(GpuDimsCtx), .init = gpudims_init};
 
-static AxisType axis_of(const UOp *r) {
-    const Arg *a = r->arg;
-    if (uop_op(r) != OP_RANGE || !a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] ||
-        a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
 /* by tinygrad's x.arg[0:-1]: the ids in turn */
 static int cmp_id(const void *pa, const void *pb) {
     return range_ids_cmp(*(const UOp *const *)pa, *(const UOp *const *)pb);
@@ -252,7 +244,7 @@ static const UOp *add_gpudims(const Match *m, void *ud) {
     for (size_t i = 0; i < n; i++) {
         const UOp *u = topo[i];
         special |= uop_op(u) == OP_SPECIAL;
-        AxisType t = axis_of(u);
+        AxisType t = range_axis_type(u);
         if ((t == AXIS_GLOBAL || t == AXIS_THREAD) && ng < MAX_DIMS) glob[ng++] = u;
         if ((t == AXIS_WARP || t == AXIS_LOCAL || t == AXIS_GROUP_REDUCE) && nl < MAX_DIMS) loc[nl++] = u;
     }

@@ -39,14 +39,6 @@
 #define ROOT (m->root)
 #define MAX_RANGES 32
 
-static AxisType range_axis(const UOp *r) {
-    const Arg *a = r->arg;
-    if (uop_op(r) != OP_RANGE || !a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] ||
-        a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
 static int64_t range_id(const UOp *r) {
     const Arg *a = r->arg;
     return a && a->kind == ARG_TUPLE && a->n && a->items[0] && a->items[0]->kind == ARG_INT ? a->items[0]->v.i : -1;
@@ -87,7 +79,7 @@ static const UOp *group_for_reduce(const Match *m, void *ud) {
     if (x->nsrc > MAX_RANGES) return NULL;
     rest[nr++] = x->src[0];
     for (int i = 1; i < x->nsrc; i++) {
-        if (range_axis(x->src[i]) == AXIS_GROUP_REDUCE) gfr[ng++] = x->src[i];
+        if (range_axis_type(x->src[i]) == AXIS_GROUP_REDUCE) gfr[ng++] = x->src[i];
         else rest[nr++] = x->src[i];
     }
     if (!ng) return NULL;
@@ -96,7 +88,7 @@ static const UOp *group_for_reduce(const Match *m, void *ud) {
     const UOp **topo = uop_toposort(x, &n);
     if (!topo) return NULL;
     for (size_t i = 0; i < n; i++)
-        if (range_axis(topo[i]) == AXIS_LOCAL && nl < MAX_RANGES) locals[nl++] = topo[i];
+        if (range_axis_type(topo[i]) == AXIS_LOCAL && nl < MAX_RANGES) locals[nl++] = topo[i];
     free(topo);
     if (nl + ng > MAX_RANGES) {
         rewrite_fail(m, "REDUCE %%%u: too many local ranges for a local buffer", x->id);

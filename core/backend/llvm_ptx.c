@@ -3,7 +3,10 @@
  * (llvm_render_ptx_program), optimised with default<O2> for an NVPTX target
  * machine (sm_70) and emitted as assembly.  Nothing runs on a GPU: the
  * text is for reading.  When the LLVM linked in has no NVPTX target, the
- * error says so. */
+ * error says so.  Ops NVPTX has no instruction for (EXP2, LOG2, SIN, POW as
+ * LLVM intrinsics: it would need a libm) are refused before rendering, and
+ * LLVM's own errors during code generation are caught by a diagnostic
+ * handler (LLVM's default one ends the process on an error) and returned. */
 #include "backend.h"
 #include "llvm_render.h"
 
@@ -37,7 +40,42 @@ static void ptx_init(void) {
     LLVMDisposeMessage(msg);
 }
 
+/* the first error LLVM reports while it works on the module */
+typedef struct Diag {
+    char msg[256];
+    bool failed;
+} Diag;
+
+static void on_diagnostic(LLVMDiagnosticInfoRef info, void *ud) {
+    Diag *d = ud;
+    if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || d->failed) return;
+    char *text = LLVMGetDiagInfoDescription(info);
+    snprintf(d->msg, sizeof d->msg, "%s", text ? text : "(no message)");
+    LLVMDisposeMessage(text);
+    d->failed = true;
+}
+
+/* an op LLVM would render as an intrinsic that NVPTX cannot lower */
+static const UOp *without_ptx_instruction(const UOp *const *lst, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        Op op = uop_op(lst[i]);
+        const DType *d = lst[i]->dtype;
+        bool f32 = d->sk == SK_FLOAT32 || d->sk == SK_FLOAT64;
+        if (op == OP_EXP2 || op == OP_LOG2 || op == OP_SIN || op == OP_POW) return lst[i];
+        if ((op == OP_SQRT || op == OP_TRUNC) && dt_is_float(d) && !f32) return lst[i];
+    }
+    return NULL;
+}
+
 char *kernel_ptx(const char *name, const UOp *const *lst, size_t n, char *err, size_t errlen) {
+    const UOp *bad = without_ptx_instruction(lst, n);
+    if (bad) {
+        Op op = uop_op(bad);
+        bool transcendental = op == OP_EXP2 || op == OP_LOG2 || op == OP_SIN;
+        snprintf(err, errlen, "%s %%%u: NVPTX has no instruction for it (LLVM would need a libm call)%s", op_name(op),
+                 bad->id, transcendental ? "; compile with transcendentals = \"decomposed\", the default" : "");
+        return NULL;
+    }
     pthread_once(&ptx_once, ptx_init);
     if (ptx_error[0]) {
         snprintf(err, errlen, "%s", ptx_error);
@@ -51,6 +89,8 @@ char *kernel_ptx(const char *name, const UOp *const *lst, size_t n, char *err, s
         return NULL;
     }
     LLVMContextRef ctx = LLVMContextCreate();
+    Diag diag = {.failed = false};
+    LLVMContextSetDiagnosticHandler(ctx, on_diagnostic, &diag);
     LLVMModuleRef mod = NULL;
     char *text = NULL;
     if (!llvm_render_ptx_program(ctx, name, lst, n, &mod, err, errlen)) goto done;
@@ -73,19 +113,20 @@ char *kernel_ptx(const char *name, const UOp *const *lst, size_t n, char *err, s
         LLVMDisposeErrorMessage(m);
     } else {
         LLVMMemoryBufferRef out = NULL;
-        if (!LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &out)) {
-            size_t len = LLVMGetBufferSize(out);
-            if ((text = malloc(len + 1))) {
-                memcpy(text, LLVMGetBufferStart(out), len);
-                text[len] = 0;
-            } else {
-                snprintf(err, errlen, "out of memory");
-            }
-            LLVMDisposeMemoryBuffer(out);
-        } else {
+        bool emitted = !diag.failed && !LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &out);
+        if (diag.failed) {
+            snprintf(err, errlen, "LLVM could not make PTX of it: %s", diag.msg);
+        } else if (!emitted) {
             snprintf(err, errlen, "LLVM could not emit PTX: %s", msg ? msg : "(no message)");
-            LLVMDisposeMessage(msg);
+        } else if ((text = malloc(LLVMGetBufferSize(out) + 1))) {
+            size_t len = LLVMGetBufferSize(out);
+            memcpy(text, LLVMGetBufferStart(out), len);
+            text[len] = 0;
+        } else {
+            snprintf(err, errlen, "out of memory");
         }
+        if (out) LLVMDisposeMemoryBuffer(out);
+        LLVMDisposeMessage(msg);
     }
     LLVMDisposeTargetMachine(tm);
 done:

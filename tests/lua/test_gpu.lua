@@ -354,6 +354,13 @@ T.test("k:asm{target = \"ptx\"}: the GPU kernel as PTX, through LLVM's NVPTX bac
   T.contains(t2, "%tid.x")
   T.ok(not t2:find("bar.sync", 1, true) and not t2:find(".shared", 1, true), t2)
   T.raises('asm: target must be "ptx" or "host", got spirv', function() return k:asm{target = "spirv"} end)
+  -- LLVM intrinsics NVPTX cannot lower (they need a libm) are one-line errors, not the end of the process
+  local x = Tensor.new({1, 2, 3, 4}, "float32")
+  local native = uop.compile(x:exp(), {target = "gpu", transcendentals = "native", select = false}):kernel(1)
+  T.raises("NVPTX has no instruction for it (LLVM would need a libm call); compile with transcendentals",
+           function() return native:asm{target = "ptx"} end)
+  local decomposed = uop.compile(x:exp(), {target = "gpu", select = false}):kernel(1)
+  T.contains(tostring(decomposed:asm{target = "ptx"}), ".visible .entry")
 end)
 
 -- tinygrad v0.12.0 pads a sum when no op in it is one of its UnsafePad ops

@@ -176,12 +176,12 @@ static const CommandInfo commands[] = {
      ":llvm",
      "return k:llvm()"},
     {"asm", NULL, ARGS_NONE, ":asm",
-     "The kernel's host assembly.",
+     "The kernel's host assembly (from Lua, k:asm{target = \"ptx\"} gives PTX for a GPU).",
      ":asm",
      "return k:asm()"},
     {"run", NULL, ARGS_NONE, ":run",
-     "Runs the current kernel's program through the JIT and validates every\n"
-     "output against the reference.",
+     "Runs the current kernel's program through the JIT (the gpu target's in the\n"
+     "GPU emulator) and validates every output against the reference.",
      ":run",
      "local _, rep = k:program():run{validate = true}; return rep"},
     {"check", NULL, ARGS_STAGE, ":check | :check N",

@@ -540,7 +540,7 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         if (!flat) {
             lua_geti(L, idx, i + 1);
             if (lua_type(L, -1) != LUA_TTABLE)
-                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\"|\"THREAD\", axis, amount}", i + 1);
+                return luaL_error(L, "opt %d: expected {\"UPCAST\"|\"UNROLL\"|\"THREAD\"|\"LOCAL\"|..., axis, amount}", i + 1);
         } else {
             lua_pushvalue(L, idx);
         }
@@ -550,7 +550,15 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         lua_geti(L, t, 3);
         const char *op = lua_tostring(L, -3);
         if (!op || !opt_op_from_name(op, &out[i].op))
-            return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL or THREAD)", i + 1, op ? op : "(not a string)");
+            return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL, THREAD, LOCAL, GROUP, GROUPTOP, PADTO, SWAP or "
+                              "NOLOCALS)", i + 1, op ? op : "(not a string)");
+        /* NOLOCALS takes no axis or amount */
+        if (out[i].op == OPT_NOLOCALS && lua_isnil(L, -2) && lua_isnil(L, -1)) {
+            lua_pushinteger(L, 0);
+            lua_replace(L, -3);
+            lua_pushinteger(L, 0);
+            lua_replace(L, -2);
+        }
         if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
             return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
         lua_Integer axis = lua_tointeger(L, -2), amount = lua_tointeger(L, -1);
@@ -605,8 +613,9 @@ static int k_opts(lua_State *L) {
 }
 
 /* k:heuristic([threads]): the opts tinygrad v0.12.0's heuristic would choose
- * for this kernel on the CPU (threads: the cores THREAD may use, by default
- * the machine's; 0 for none), without applying them.  Returns a text (the
+ * for this kernel on its target (the CPU: threads are the cores THREAD may
+ * use, by default the machine's, 0 for none; the gpu target: locals and no
+ * threads), without applying them.  Returns a text (the
  * opts, then one line per decision) and the opts as a table
  * {{"UPCAST", axis, amount}, ...} that k:opts takes. */
 static int k_heuristic(lua_State *L) {
@@ -618,7 +627,8 @@ static int k_heuristic(lua_State *L) {
     if (!root) return luaL_error(L, "heuristic: %s", err);
     KernelOpt opts[32];
     StrBuf why = {0};
-    int n = heuristic_opts(pipeline_ctx(kp), root, (int)threads, opts, 32, &why, err, sizeof err);
+    int n = heuristic_opts_for(pipeline_ctx(kp), root, pipeline_options(kp).target, (int)threads, opts, 32, &why, err,
+                               sizeof err);
     if (n < 0) {
         sb_free(&why);
         return luaL_error(L, "heuristic: %s", err);
@@ -852,9 +862,27 @@ static int k_llvm(lua_State *L) {
     return 1;
 }
 
-/* k:asm() -> the host assembly as a text object */
+/* k:asm() -> the host assembly as a text object; k:asm{target = "ptx"}: the
+ * stage-22 program as PTX, through LLVM's NVPTX backend */
 static int k_asm(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "target");
+        const char *t = lua_tostring(L, -1);
+        if (!t || (strcmp(t, "ptx") && strcmp(t, "host")))
+            return luaL_error(L, "asm: target must be \"ptx\" or \"host\", got %s", luaL_tolstring(L, -1, NULL));
+        if (!strcmp(t, "ptx")) {
+            char err[1024];
+            const UOp *lin = pipeline_root(kp, STAGE_COUNT, err, sizeof err);
+            if (!lin) return luaL_error(L, "asm: %s", err);
+            char *ptx = kernel_ptx(pipeline_name(kp), lin->src, lin->nsrc, err, sizeof err);
+            if (!ptx) return luaL_error(L, "asm: %s: %s", pipeline_name(kp), err);
+            push_text(L, "asm", ptx);
+            free(ptx);
+            return 1;
+        }
+    }
     const char *a = kernel_asm(compiled(L, kp));
     if (!a) return luaL_error(L, "%s: the host assembly could not be generated", pipeline_name(kp));
     push_text(L, "asm", a);

@@ -237,9 +237,9 @@ static int l_compile(lua_State *L) {
     if (is_ast)
         check_option_keys(L, 2, "uop.compile",
                           (const char *[]){"kernel_opts", "opts", "rules", "buffers", "seed", "select", "transcendentals", "beam",
-                                           "beam_budget", "beam_cache", "beam_progress", NULL});
+                                           "beam_budget", "beam_cache", "beam_progress", "target", NULL});
     else check_option_keys(L, 2, "uop.compile", (const char *[]){"kernel_opts", "opts", "rules", "select", "transcendentals",
-                                                                  "beam", "beam_budget", "beam_cache", "beam_progress", NULL});
+                                                                  "beam", "beam_budget", "beam_cache", "beam_progress", "target", NULL});
     /* transcendentals = "native": stages 18-19 keep EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics;
      * "decomposed" (the default) decomposes them as tinygrad's CPU LLVM renderer needs */
     PipelineOptions popts = {0};
@@ -250,6 +250,13 @@ static int l_compile(lua_State *L) {
             return luaL_error(L, "uop.compile: transcendentals must be \"native\" or \"decomposed\", got %s",
                               luaL_tolstring(L, -1, NULL));
         popts.native_transcendentals = tr && !strcmp(tr, "native");
+        lua_pop(L, 1);
+        /* target = "gpu": a generic GPU (workgroups, local memory, barriers), run in the emulator */
+        lua_getfield(L, 2, "target");
+        const char *tg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!lua_isnil(L, -1) && (!tg || (strcmp(tg, "cpu") && strcmp(tg, "gpu"))))
+            return luaL_error(L, "uop.compile: target must be \"cpu\" or \"gpu\", got %s", luaL_tolstring(L, -1, NULL));
+        popts.target = tg && !strcmp(tg, "gpu") ? TARGET_GPU : TARGET_CPU;
         lua_pop(L, 1);
     }
     /* select = false: the program's first kernel does not become the current one */
@@ -299,7 +306,7 @@ static int l_compile(lua_State *L) {
         const UOp *root = pipeline_root(p->kps[i], 6, herr, sizeof herr);
         KernelOpt opts[32];
         StrBuf why = {0};
-        int no = root ? heuristic_opts(c, root, parallel_cores(), opts, 32, &why, herr, sizeof herr) : -1;
+        int no = root ? heuristic_opts_for(c, root, popts.target, parallel_cores(), opts, 32, &why, herr, sizeof herr) : -1;
         if (no < 0) {
             /* a kernel the heuristic cannot handle compiles without opts; k:opts() says why */
             sb_free(&why);

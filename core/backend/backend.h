@@ -106,6 +106,10 @@ const char *kernel_ir(const Kernel *k, bool optimised);
 /* Host assembly of the optimised module, computed on the first call; NULL
  * if code generation failed. */
 const char *kernel_asm(Kernel *k);
+/* PTX assembly of a linear program (the instructions of a LINEAR), rendered
+ * as a GPU kernel for LLVM's NVPTX backend (llvm_ptx.c); malloc'd, or NULL
+ * with a message in err (no NVPTX target, a node it cannot render). */
+char *kernel_ptx(const char *name, const UOp *const *lst, size_t n, char *err, size_t errlen);
 
 /* Times in milliseconds: total = render + optimise + JIT (code generation
  * happens at symbol lookup). */

@@ -7,7 +7,10 @@
  * offsets, and its jump targets (a RANGE knows its END, an IF its ENDIF).
  * Constants, DEFINE_GLOBALs and the arrays of DEFINE_REG / DEFINE_LOCAL are
  * set up before the run.  The run is then one loop over a program counter
- * with a switch per instruction: no recursion, no allocation.
+ * with a switch per instruction: no recursion, no allocation.  Around it,
+ * "workgroups and work items" runs the program once per workgroup and, for
+ * several work items, gives each its own lanes, loops and registers (by
+ * swapping pointers) and runs them in turn from barrier to barrier.
  *
  * Offsets are counted in scalars of the buffer: an INDEX on a pointer to a
  * vector type (float32.vec(4).ptr) steps by the vector's width, and a LOAD
@@ -28,6 +31,8 @@
 #define CHECK_EVERY 65536u
 #define MAX_LANES 4096
 #define MAX_ARRAY (1 << 24)   /* DEFINE_REG / DEFINE_LOCAL elements, as the renderer allows */
+#define MAX_DIMS 16           /* distinct SPECIAL names */
+#define MAX_ITEM_BYTES (1ull << 30)   /* the registers of a workgroup's work items together */
 
 static uint64_t budget_setting;
 
@@ -35,7 +40,7 @@ void linear_interp_set_budget(uint64_t max_instructions) { budget_setting = max_
 
 typedef enum Kind {
     K_NOP, K_SPECIAL, K_RANGE, K_END, K_IF, K_INDEX, K_LOAD, K_STORE, K_COPY, K_CAST, K_BITCAST, K_GEP, K_CAT,
-    K_WHERE, K_ALU
+    K_WHERE, K_ALU, K_BARRIER
 } Kind;
 
 /* a source: where its lanes start and how many there are (1 broadcasts) */
@@ -101,8 +106,12 @@ typedef struct LI {
     int32_t *open;       /* the RANGEs open now, outermost first */
     int nopen;
     uint8_t *access;     /* by pc: how an INDEX is used (ACC_*) */
-    int64_t core, ncores;
-    const UOp *special;
+    /* the SPECIAL dims: workgroup dims (gidx, idx, a core_id) and work-item
+     * dims (lidx), each with its size and its id in the current run */
+    int ndims;
+    const UOp *dim_node[MAX_DIMS];
+    bool dim_local[MAX_DIMS];
+    int64_t dim_size[MAX_DIMS], dim_id[MAX_DIMS];
     uint64_t executed, budget;
     char *err;
     size_t errlen;
@@ -118,11 +127,10 @@ static void loop_context(const LI *li, char *buf, size_t len) {
     if (!li->running) return;
     int items = 0;
 #define PUT(...) do { int w_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__); if (w_ > 0) at += (size_t)w_; } while (0)
-    if (li->special) {
-        const Arg *a = li->special->arg;
-        PUT(" (%.*s=%lld", a && a->kind == ARG_STR ? (int)a->n : 4, a && a->kind == ARG_STR ? a->v.s : "core",
-            (long long)li->core);
-        items++;
+    for (int d = 0; d < li->ndims; d++) {
+        const Arg *a = li->dim_node[d]->arg;
+        PUT("%s%.*s=%lld", items++ ? ", " : " (", a && a->kind == ARG_STR ? (int)a->n : 4,
+            a && a->kind == ARG_STR ? a->v.s : "core", (long long)li->dim_id[d]);
     }
     for (int k = 0; k < li->nopen; k++) {
         const Ins *r = &li->ins[li->open[k]];
@@ -401,7 +409,8 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
     char b1[64], b2[64];
 
     switch (op) {
-    case OP_SINK: case OP_GROUP: case OP_BARRIER: case OP_ENDIF: break;
+    case OP_SINK: case OP_GROUP: case OP_ENDIF: break;
+    case OP_BARRIER: in->kind = K_BARRIER; break;
     case OP_NOOP:
         if (u->nsrc >= 1 && W) {
             if (r[0].lanes != W) return fail(li, u, "its value has %d lanes, its source %d", W, r[0].lanes);
@@ -459,8 +468,22 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
         if (!dt_is_int(d) || W != 1) return fail(li, u, "needs an integer dtype");
         if (u->nsrc != 1 || !uop_const_int_value(u->src[0], &size) || size < 1)
             return fail(li, u, "needs a constant size of at least 1 (the number of cores)");
-        if (size > li->ncores) li->ncores = size;
-        li->special = u;
+        /* one dim per name; lidx names are work-item dims, any other a workgroup dim */
+        const Arg *a = u->arg;
+        int d = 0;
+        for (; d < li->ndims; d++)
+            if (arg_equal(li->dim_node[d]->arg, a)) break;
+        if (d == li->ndims) {
+            if (d == MAX_DIMS) return fail(li, u, "more than %d SPECIAL dims", MAX_DIMS);
+            li->ndims++;
+            li->dim_node[d] = u;
+            li->dim_local[d] = a && a->kind == ARG_STR && a->n >= 4 && !memcmp(a->v.s, "lidx", 4);
+            li->dim_size[d] = size;
+        } else if (li->dim_size[d] != size) {
+            return fail(li, u, "its size %lld differs from %lld of SPECIAL %%%u of the same name", (long long)size,
+                        (long long)li->dim_size[d], li->dim_node[d]->id);
+        }
+        in->aux = d;
         in->kind = K_SPECIAL;
         break;
     }
@@ -791,37 +814,38 @@ static inline int end_loop(LI *li, int endpc, int level) {
     return endpc + 1;
 }
 
-static bool run_once(LI *li) {
+/* Runs from pc until the program ends (returns n) or a BARRIER (returns
+ * the pc after it); -1 on error. */
+static int run_from(LI *li, int pc) {
     ScalarVal *val = li->val;
     uint8_t *inv = li->inv;
     const Ins *ins = li->ins;
     const Ref *refs = li->refs;
     const int n = li->n;
     unsigned tick = CHECK_EVERY;
-    li->nopen = 0;
-    for (int b = 0; b < li->nb; b++)
-        if (li->bufs[b].owned) memset(li->bufs[b].data, 0, (size_t)li->bufs[b].n * (size_t)dt_itemsize(li->bufs[b].et));
-    int pc = 0;
     while (pc < n) {
         if (--tick == 0) {
             tick = CHECK_EVERY;
             li->executed += CHECK_EVERY;
-            if (uopdb_interrupted()) return fail(li, ins[pc].u, "interrupted");
+            if (uopdb_interrupted()) return fail(li, ins[pc].u, "interrupted"), -1;
             if (li->executed > li->budget)
                 return fail(li, ins[pc].u, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
-                            (unsigned long long)li->executed);
+                            (unsigned long long)li->executed), -1;
         }
         const Ins *in = &ins[pc];
         const Ref *r = &refs[in->src];
         switch ((Kind)in->kind) {
         case K_NOP: pc++; break;
+        case K_BARRIER:
+            li->executed += CHECK_EVERY - tick;
+            return pc + 1;
         case K_SPECIAL:
-            val[in->val] = scalar_from_int(in->dt, li->core);
+            val[in->val] = scalar_from_int(in->dt, li->dim_id[in->aux]);
             inv[in->val] = 0;
             pc++;
             break;
         case K_RANGE: {
-            if (inv[r[0].off]) return fail(li, in->u, "its end is Invalid");
+            if (inv[r[0].off]) return fail(li, in->u, "its end is Invalid"), -1;
             int64_t end = val[r[0].off].i;
             li->rend[pc] = end;
             if (in->unsig ? (uint64_t)end > 0 : end > 0) {
@@ -855,7 +879,7 @@ static bool run_once(LI *li) {
                     break;
                 }
             }
-            if (!exec_index(li, in, pc)) return false;
+            if (!exec_index(li, in, pc)) return -1;
             pc++;
             break;
         case K_LOAD:
@@ -869,7 +893,7 @@ static bool run_once(LI *li) {
                     break;
                 }
             }
-            if (!load_lanes(li, in, r[0].off, r[0].lanes, in->val, in->lanes, in->nsrc >= 2 ? &r[1] : NULL, pc)) return false;
+            if (!load_lanes(li, in, r[0].off, r[0].lanes, in->val, in->lanes, in->nsrc >= 2 ? &r[1] : NULL, pc)) return -1;
             pc++;
             break;
         case K_STORE:
@@ -882,7 +906,7 @@ static bool run_once(LI *li) {
                     break;
                 }
             }
-            if (!store_lanes(li, in, &r[0], &r[1])) return false;
+            if (!store_lanes(li, in, &r[0], &r[1])) return -1;
             pc++;
             break;
         case K_COPY:
@@ -951,7 +975,7 @@ static bool run_once(LI *li) {
                 inv[in->val] = bad;
                 if (!bad) {
                     const char *why = scalar_alu((Op)in->op, in->dt, in->sdt, ns, s, &val[in->val]);
-                    if (why) return fail(li, in->u, "%s", why);
+                    if (why) return fail(li, in->u, "%s", why), -1;
                 }
                 pc++;
                 break;
@@ -967,7 +991,7 @@ static bool run_once(LI *li) {
                 inv[in->val + k] = bad;
                 if (bad) continue;
                 const char *why = scalar_alu((Op)in->op, in->dt, in->sdt, ns, s, &val[in->val + k]);
-                if (why) return fail(li, in->u, "%s", why);
+                if (why) return fail(li, in->u, "%s", why), -1;
             }
             pc++;
             break;
@@ -975,14 +999,174 @@ static bool run_once(LI *li) {
         }
     }
     li->executed += CHECK_EVERY - tick;
-    return true;
+    return n;
+}
+
+
+/* ---- workgroups and work items ---- */
+
+/* sets the ids of the dims of one kind (local or not) from a flat index */
+static void set_ids(LI *li, bool local, int64_t flat) {
+    for (int d = li->ndims - 1; d >= 0; d--)
+        if (li->dim_local[d] == local) {
+            li->dim_id[d] = flat % li->dim_size[d];
+            flat /= li->dim_size[d];
+        }
+}
+
+static int64_t count_of(const LI *li, bool local) {
+    int64_t n = 1;
+    for (int d = 0; d < li->ndims; d++)
+        if (li->dim_local[d] == local) n *= li->dim_size[d];
+    return n;
+}
+
+static void zero_arrays(LI *li, Op which) {
+    for (int b = 0; b < li->nb; b++)
+        if (li->bufs[b].owned && uop_op(li->bufs[b].def) == which)
+            memset(li->bufs[b].data, 0, (size_t)li->bufs[b].n * (size_t)dt_itemsize(li->bufs[b].et));
+}
+
+static bool over_budget(LI *li) {
+    if (uopdb_interrupted()) return !fail(li, NULL, "interrupted");
+    if (li->executed > li->budget)
+        return !fail(li, NULL, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
+                     (unsigned long long)li->executed);
+    return false;
+}
+
+/* one work item's own state: its lanes, loops, place and registers */
+typedef struct Item {
+    ScalarVal *val;
+    uint8_t *inv;
+    int64_t *rend;
+    int32_t *open;
+    int nopen, pc;
+    unsigned char **regs;   /* by buffer: its DEFINE_REG arrays, NULL for others */
+} Item;
+
+static void swap_item(LI *li, Item *it) {
+    ScalarVal *v = li->val; li->val = it->val; it->val = v;
+    uint8_t *iv = li->inv; li->inv = it->inv; it->inv = iv;
+    int64_t *re = li->rend; li->rend = it->rend; it->rend = re;
+    int32_t *op = li->open; li->open = it->open; it->open = op;
+    int no = li->nopen; li->nopen = it->nopen; it->nopen = no;
+    for (int b = 0; b < li->nb; b++)
+        if (it->regs[b]) {
+            unsigned char *d = li->bufs[b].data;
+            li->bufs[b].data = it->regs[b];
+            it->regs[b] = d;
+        }
+}
+
+/* A workgroup of several work items: each runs until it reaches a BARRIER
+ * (or the end), one after the other; when all have, they go on past it.
+ * Every item must reach the same BARRIER. */
+static bool run_items(LI *li, Item *items, int64_t nitems, const ScalarVal *val0, const uint8_t *inv0) {
+    for (int64_t i = 0; i < nitems; i++) {
+        Item *it = &items[i];
+        memcpy(it->val, val0, (size_t)li->nlanes * sizeof *val0);
+        memcpy(it->inv, inv0, (size_t)li->nlanes);
+        it->nopen = 0;
+        it->pc = 0;
+        for (int b = 0; b < li->nb; b++)
+            if (it->regs[b]) memset(it->regs[b], 0, (size_t)li->bufs[b].n * (size_t)dt_itemsize(li->bufs[b].et));
+    }
+    for (;;) {
+        int first = -1;
+        for (int64_t i = 0; i < nitems; i++) {
+            if (over_budget(li)) return false;
+            set_ids(li, true, i);
+            swap_item(li, &items[i]);
+            int pc = run_from(li, items[i].pc);
+            swap_item(li, &items[i]);
+            if (pc < 0) return false;
+            items[i].pc = pc;
+            if (i == 0) first = pc;
+            else if (pc != first) {
+                set_ids(li, true, i);
+                const UOp *at = pc < li->n ? li->ins[pc - 1].u : first < li->n ? li->ins[first - 1].u : NULL;
+                return fail(li, at, "work item %lld %s but work item 0 %s: a barrier must be reached by every work "
+                            "item of the workgroup", (long long)i, pc < li->n ? "waits here" : "has finished",
+                            first < li->n ? "waits at a barrier" : "has finished");
+            }
+        }
+        if (first >= li->n) return true;
+    }
+}
+
+static bool run_workgroups(LI *li) {
+    int64_t ngroups = count_of(li, false), nitems = count_of(li, true);
+    if (nitems == 1) {
+        /* one work item per group (a CPU kernel, its core_ids): barriers wait for nobody */
+        for (int64_t g = 0; g < ngroups; g++) {
+            if (over_budget(li)) return false;
+            set_ids(li, false, g);
+            set_ids(li, true, 0);
+            zero_arrays(li, OP_DEFINE_LOCAL);
+            zero_arrays(li, OP_DEFINE_REG);
+            li->nopen = 0;
+            int pc = 0;
+            while (pc >= 0 && pc < li->n) pc = run_from(li, pc);
+            if (pc < 0) return false;
+        }
+        return true;
+    }
+    int nregs = 0;
+    uint64_t bytes = (uint64_t)li->nlanes * (sizeof *li->val + 1) + (uint64_t)(li->n + 1) * (sizeof *li->rend + sizeof *li->open);
+    for (int b = 0; b < li->nb; b++)
+        if (li->bufs[b].owned && uop_op(li->bufs[b].def) == OP_DEFINE_REG) {
+            nregs++;
+            bytes += (uint64_t)li->bufs[b].n * (uint64_t)dt_itemsize(li->bufs[b].et);
+        }
+    if (bytes * (uint64_t)nitems > MAX_ITEM_BYTES)
+        return fail(li, NULL, "a workgroup of %lld work items needs %llu bytes of registers, more than the emulator's %llu",
+                    (long long)nitems, (unsigned long long)(bytes * (uint64_t)nitems), (unsigned long long)MAX_ITEM_BYTES);
+    Item *items = calloc((size_t)nitems, sizeof *items);
+    ScalarVal *val0 = malloc((size_t)li->nlanes * sizeof *val0 + 1);
+    uint8_t *inv0 = malloc((size_t)li->nlanes + 1);
+    bool ok = items && val0 && inv0;
+    if (ok) {
+        memcpy(val0, li->val, (size_t)li->nlanes * sizeof *val0);
+        memcpy(inv0, li->inv, (size_t)li->nlanes);
+    }
+    for (int64_t i = 0; ok && i < nitems; i++) {
+        Item *it = &items[i];
+        it->val = malloc((size_t)li->nlanes * sizeof *it->val + 1);
+        it->inv = malloc((size_t)li->nlanes + 1);
+        it->rend = calloc((size_t)li->n + 1, sizeof *it->rend);
+        it->open = calloc((size_t)li->n + 1, sizeof *it->open);
+        it->regs = calloc((size_t)li->nb, sizeof *it->regs);
+        ok = it->val && it->inv && it->rend && it->open && it->regs;
+        for (int b = 0; ok && nregs && b < li->nb; b++)
+            if (li->bufs[b].owned && uop_op(li->bufs[b].def) == OP_DEFINE_REG)
+                ok = (it->regs[b] = calloc((size_t)li->bufs[b].n, (size_t)dt_itemsize(li->bufs[b].et))) != NULL;
+    }
+    if (!ok) ok = !oom(li);
+    for (int64_t g = 0; ok && g < ngroups; g++) {
+        set_ids(li, false, g);
+        zero_arrays(li, OP_DEFINE_LOCAL);
+        ok = run_items(li, items, nitems, val0, inv0);
+    }
+    for (int64_t i = 0; items && i < nitems; i++) {
+        for (int b = 0; items[i].regs && b < li->nb; b++) free(items[i].regs[b]);
+        free(items[i].regs);
+        free(items[i].val);
+        free(items[i].inv);
+        free(items[i].rend);
+        free(items[i].open);
+    }
+    free(items);
+    free(val0);
+    free(inv0);
+    return ok;
 }
 
 /* ---- entry ---- */
 
 bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen) {
     char dummy[8];
-    LI li = {.sizes = sizes, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy, .ncores = 1,
+    LI li = {.sizes = sizes, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy,
              .budget = budget_setting ? budget_setting : DEFAULT_BUDGET};
     li.err[0] = 0;
     if (nbufs < 0) nbufs = 0;
@@ -1010,14 +1194,7 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     for (int pc = 0; ok && pc < li.n; pc++) ok = build_ins(&li, pc, linear->src[pc]);
     if (ok) ok = control_flow(&li);
     li.running = true;
-    for (li.core = 0; ok && li.core < li.ncores; li.core++) {
-        /* many short runs (one per core_id) are bounded too */
-        if (uopdb_interrupted()) ok = fail(&li, NULL, "interrupted");
-        else if (li.executed > li.budget)
-            ok = fail(&li, NULL, "stopped after %llu instructions, the interpreter's budget (an endless or huge loop?)",
-                      (unsigned long long)li.executed);
-        else ok = run_once(&li);
-    }
+    if (ok) ok = run_workgroups(&li);
     li.running = false;
     for (int b = 0; b < li.nb; b++)
         if (li.bufs[b].owned) free(li.bufs[b].data);

@@ -5,9 +5,8 @@
  * The instructions are executed in order, with the meaning the LLVM
  * renderer gives them: RANGE opens a loop that its END closes (an END of
  * several ranges closes them innermost first), IF skips to its ENDIF when
- * its gate is false, DEFINE_REG and DEFINE_LOCAL are arrays made (zeroed)
- * for each run, SPECIAL is the core_id (the whole program runs once per
- * core_id, 0..size-1, one after the other), INDEX is a pointer (buffer and
+ * its gate is false, DEFINE_REG and DEFINE_LOCAL are arrays (zeroed: a
+ * DEFINE_LOCAL per workgroup, a DEFINE_REG per work item), INDEX is a pointer (buffer and
  * element; a gate source or an Invalid index makes it gated off), LOAD
  * reads through it (its alt value, or 0, when gated off), STORE writes
  * through it (nothing when gated off), AFTER is its first source; vectors
@@ -16,6 +15,15 @@
  * indices, vectors of pointers (gathers and scatters), and value INDEX
  * nodes (before stage 13), which load their element when executed and are
  * a STORE's target as well.
+ *
+ * SPECIALs make it a GPU emulator: each SPECIAL name is a dim, "lidx..."
+ * a work-item dim and any other ("gidx...", "idx...", a CPU kernel's core_id)
+ * a workgroup dim.  The program runs once per workgroup, one after the
+ * other; the work items of a workgroup each have their own values, loops
+ * and registers and run in turn up to each BARRIER, which all of them must
+ * reach before any goes on (one that some work items never reach is an
+ * error).  With one work item per workgroup (a CPU kernel split over cores:
+ * its core_ids) the program runs straight through.
  *
  * Every INDEX executed is checked against its buffer (and every LOAD and
  * STORE wider than one element): an access outside it is an error naming

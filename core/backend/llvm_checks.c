@@ -101,6 +101,7 @@ static LLVMValueRef interrupt_flag(Render *r) {
 
 /* if the interrupt flag is set, return; u names the blocks */
 static void poll_interrupt(Render *r, const UOp *u) {
+    if (r->ptx) return;   /* a GPU kernel cannot see the host's flag */
     LLVMTypeRef it = LLVMIntTypeInContext(r->ctx, 8 * sizeof(sig_atomic_t));
     LLVMValueRef f = LLVMBuildLoad2(r->b, it, interrupt_flag(r), "");
     LLVMSetVolatile(f, 1);

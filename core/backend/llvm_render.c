@@ -9,7 +9,10 @@
  * arrays (allocas in the first block, which the O2 pipeline promotes to
  * registers); a checked kernel checks each LOAD/STORE (llvm_checks.c).  Every
  * source must come earlier in the list; anything else is reported as an
- * error naming the op and node id. */
+ * error naming the op and node id.  For the NVPTX backend (llvm_ptx.c) the
+ * same nodes make a GPU kernel instead: no core_id, no wrapper, no polls,
+ * SPECIALs from the block and thread ids, DEFINE_LOCAL in shared memory,
+ * BARRIER as bar.sync. */
 #include "llvm_render_int.h"
 
 #include <stdarg.h>
@@ -702,6 +705,56 @@ void llvm_entry_name(const char *kernel_name, char *out, size_t outlen) {
     snprintf(out, outlen, "%s__entry", kernel_name);
 }
 
+/* ---- the NVPTX forms of SPECIAL, DEFINE_LOCAL and BARRIER ---- */
+
+static LLVMValueRef ptx_sreg(Render *r, const char *reg, char dim) {
+    char name[48];
+    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, dim);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
+    LLVMValueRef fn = LLVMGetNamedFunction(r->mod, name);
+    LLVMTypeRef fty = LLVMFunctionType(i32, NULL, 0, 0);
+    if (!fn) fn = LLVMAddFunction(r->mod, name, fty);
+    return LLVMBuildCall2(r->b, fty, fn, NULL, 0, "");
+}
+
+/* gidxN: the block id, lidxN: the thread id, idxN: the global id, in dim x, y, z */
+static LLVMValueRef ptx_special(Render *r, const UOp *u) {
+    const Arg *a = u->arg;
+    const char *s = a && a->kind == ARG_STR ? a->v.s : "";
+    size_t n = a && a->kind == ARG_STR ? a->n : 0;
+    char dim = n && s[n - 1] >= '0' && s[n - 1] <= '2' ? "xyz"[s[n - 1] - '0'] : 0;
+    if (!dim || n < 4) {
+        lr_fail(r, u, "a SPECIAL for the GPU is gidx, lidx or idx with a dim 0..2, not \"%.*s\"", (int)n, s);
+        return NULL;
+    }
+    if (!strncmp(s, "gidx", 4)) return ptx_sreg(r, "ctaid", dim);
+    if (!strncmp(s, "lidx", 4)) return ptx_sreg(r, "tid", dim);
+    LLVMValueRef block = ptx_sreg(r, "ctaid", dim), size = ptx_sreg(r, "ntid", dim);
+    return LLVMBuildAdd(r->b, LLVMBuildMul(r->b, block, size, ""), ptx_sreg(r, "tid", dim), "");
+}
+
+/* an array in shared memory, used through a generic pointer */
+static LLVMValueRef ptx_shared_array(Render *r, const UOp *u, const char *nm) {
+    const DType *d = u->dtype;
+    if (!dt_is_ptr(d) || d->base->sk == SK_VOID || d->size <= 0 || d->size > (1 << 24)) {
+        lr_fail(r, u, "needs a pointer dtype with a size, e.g. float32.ptr(16, local)");
+        return NULL;
+    }
+    LLVMTypeRef at = LLVMArrayType2(value_type(r, d->base), (uint64_t)d->size);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(r->mod, at, nm, 3);
+    LLVMSetInitializer(g, LLVMGetUndef(at));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 16);
+    return LLVMBuildAddrSpaceCast(r->b, g, LLVMPointerTypeInContext(r->ctx, 0), nm);
+}
+
+static void ptx_barrier(Render *r) {
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(r->ctx), NULL, 0, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(r->mod, "llvm.nvvm.barrier0");
+    if (!fn) fn = LLVMAddFunction(r->mod, "llvm.nvvm.barrier0", fty);
+    LLVMBuildCall2(r->b, fty, fn, NULL, 0, "");
+}
+
 /* ---- one node ---- */
 
 static const char *value_prefix(Op op) {
@@ -726,6 +779,10 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         lr_fail(r, u, "unsupported dtype");
         return;
     }
+    if (op == OP_BARRIER && r->ptx) {
+        ptx_barrier(r);
+        return;
+    }
     switch (op) {
     case OP_SINK: case OP_NOOP: case OP_GROUP: case OP_BARRIER:
         if (op == OP_NOOP && u->nsrc >= 1 && u->dtype->sk != SK_VOID) v = src_val(r, u, 0);
@@ -742,9 +799,12 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         break;
     case OP_SPECIAL:
         if (!dt_is_int(u->dtype) || u->dtype->count != 1 || dt_is_ptr(u->dtype)) { lr_fail(r, u, "needs an integer dtype"); return; }
-        v = int_to(r, r->core_id, u->dtype, nm);
+        v = int_to(r, r->ptx ? ptx_special(r, u) : r->core_id, u->dtype, nm);
         break;
-    case OP_DEFINE_REG: case OP_DEFINE_LOCAL: v = render_stack_array(r, u, nm); break;
+    case OP_DEFINE_LOCAL:
+        v = r->ptx ? ptx_shared_array(r, u, nm) : render_stack_array(r, u, nm);
+        break;
+    case OP_DEFINE_REG: v = render_stack_array(r, u, nm); break;
     case OP_CONST: case OP_VCONST: v = render_const(r, u); break;
     case OP_INDEX: v = render_index(r, u, self, nm); break;
     case OP_LOAD: v = render_load(r, u, nm); break;
@@ -845,22 +905,23 @@ static void add_nounwind(Render *r, LLVMValueRef fn) {
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(r->ctx, kind, 0));
 }
 
-bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
-                         bool checked, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen) {
+static bool render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
+                           bool checked, bool ptx, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err,
+                           size_t errlen) {
     *out = NULL;
     *sig = (KernelSignature){.checked = checked};
     if (err && errlen) err[0] = 0;
-    Render R = {.ctx = ctx, .err = err, .errlen = errlen, .checked = checked, .sig = sig}, *r = &R;
+    Render R = {.ctx = ctx, .err = err, .errlen = errlen, .checked = checked, .ptx = ptx, .sig = sig}, *r = &R;
     if (!name || !name[0]) name = "kernel";
     if (!lst && n) { lr_fail(r, NULL, "no program"); return false; }
     if (!collect_params(r, lst, n) || !lr_scan_loops(r, lst, n)) goto done;
 
     r->mod = LLVMModuleCreateWithNameInContext(name, ctx);
-    int np = r->nglob + r->nvar + 1 + checked;   /* buffers, variables, core_id [, report] */
+    int np = r->nglob + r->nvar + !ptx + checked;   /* buffers, variables, core_id [, report] */
     LLVMTypeRef *pt = calloc((size_t)np, sizeof *pt);
     if (!pt) { lr_fail(r, NULL, "out of memory"); goto done; }
     for (int i = 0; i < r->nglob; i++) pt[i] = LLVMPointerTypeInContext(ctx, 0);
-    for (int i = r->nglob; i <= r->nglob + r->nvar; i++) pt[i] = LLVMInt32TypeInContext(ctx);
+    for (int i = r->nglob; i < r->nglob + r->nvar + !ptx; i++) pt[i] = LLVMInt32TypeInContext(ctx);
     if (checked) pt[np - 1] = LLVMPointerTypeInContext(ctx, 0);
     LLVMTypeRef kfty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), pt, (unsigned)np, 0);
     free(pt);
@@ -870,8 +931,16 @@ bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const 
         const Arg *s = r->vars[i]->arg->items[0];
         LLVMSetValueName2(LLVMGetParam(r->fn, (unsigned)(r->nglob + i)), s->v.s, s->n);
     }
-    r->core_id = LLVMGetParam(r->fn, (unsigned)(r->nglob + r->nvar));
-    LLVMSetValueName2(r->core_id, "core_id", 7);
+    if (!ptx) {
+        r->core_id = LLVMGetParam(r->fn, (unsigned)(r->nglob + r->nvar));
+        LLVMSetValueName2(r->core_id, "core_id", 7);
+    } else {
+        /* marked a kernel: !nvvm.annotations = !{!{ptr @name, !"kernel", i32 1}} */
+        LLVMMetadataRef md[3] = {LLVMValueAsMetadata(r->fn), LLVMMDStringInContext2(ctx, "kernel", 6),
+                                 LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0))};
+        LLVMAddNamedMetadataOperand(r->mod, "nvvm.annotations",
+                                    LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, md, 3)));
+    }
     if (checked) {
         r->report = LLVMGetParam(r->fn, (unsigned)(np - 1));
         LLVMSetValueName2(r->report, "report", 6);
@@ -898,7 +967,7 @@ bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const 
     if (r->failed) goto done;
     LLVMBuildRetVoid(r->b);
     LLVMBuildBr(r->ab, start);
-    if (!add_entry_wrapper(r, name, kfty)) goto done;
+    if (!ptx && !add_entry_wrapper(r, name, kfty)) goto done;
 
     char *msg = NULL;
     if (LLVMVerifyModule(r->mod, LLVMReturnStatusAction, &msg)) {
@@ -924,4 +993,17 @@ done:
     }
     *out = r->mod;
     return true;
+}
+
+bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
+                         bool checked, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen) {
+    return render_program(ctx, name, lst, n, checked, false, out, sig, err, errlen);
+}
+
+bool llvm_render_ptx_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
+                             struct LLVMOpaqueModule **out, char *err, size_t errlen) {
+    KernelSignature sig;
+    bool ok = render_program(ctx, name, lst, n, false, true, out, &sig, err, errlen);
+    if (ok) kernel_signature_free(&sig);
+    return ok;
 }

@@ -81,4 +81,12 @@ void llvm_entry_name(const char *kernel_name, char *out, size_t outlen);
 bool llvm_render_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
                          bool checked, struct LLVMOpaqueModule **out, KernelSignature *sig, char *err, size_t errlen);
 
+/* The same program as a GPU kernel for LLVM's NVPTX backend: parameters
+ * the buffers and variables only, SPECIAL gidx/lidx/idx read from the
+ * block and thread ids (ctaid, tid; idx = ctaid * ntid + tid), DEFINE_LOCAL
+ * an array in shared memory (address space 3), BARRIER bar.sync 0, the
+ * function marked a kernel (nvvm.annotations), no interrupt polls. */
+bool llvm_render_ptx_program(struct LLVMOpaqueContext *ctx, const char *name, const UOp *const *lst, size_t n,
+                             struct LLVMOpaqueModule **out, char *err, size_t errlen);
+
 #endif

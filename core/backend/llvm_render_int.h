@@ -57,6 +57,7 @@ typedef struct Render {
     int nouter;
     LLVMBasicBlockRef bail;     /* `ret void`, for an interrupt or a failed check; made on first use */
     bool checked;               /* bounds checks compiled in */
+    bool ptx;                   /* for LLVM's NVPTX backend: a GPU kernel (llvm_ptx.c), no polls */
     LLVMValueRef report;        /* checked: the KernelRawReport pointer parameter */
     KernelSignature *sig;       /* sites and ranges are added as they are rendered */
     int cap_sites, cap_ranges;

@@ -358,6 +358,12 @@ bool beam_search(KernelPipeline *kp, const BeamOptions *o, BeamResult *r, char *
         snprintf(err, errlen, "the beam width must be 1 to %d, got %d", BEAM_MAX_WIDTH, o->width);
         return false;
     }
+    if (pipeline_options(kp).target == TARGET_GPU) {
+        /* candidates are timed as host code; a gpu kernel has none (it runs in the emulator) */
+        snprintf(err, errlen, "the gpu target's kernels run in the emulator, which cannot time candidates; "
+                              "beam search is for the cpu target");
+        return false;
+    }
     Search s = {.o = o, .r = r, .name = pipeline_name(kp), .native = pipeline_options(kp).native_transcendentals,
                 .best = {.ms = INFINITY}};
     clock_gettime(CLOCK_MONOTONIC, &s.start);

@@ -88,7 +88,11 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
 /* a root linearized (core/stages/linearize_point.h) and run in the linear
  * interpreter: every access checked against its buffer, every core_id in turn */
 static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
-    StageCtx sc = {.c = pipeline_ctx(kc->kps[kc->ki]), .err = msg, .errlen = msglen};
+    KernelPipeline *kp = kc->kps[kc->ki];
+    StageCtx sc = {.c = pipeline_ctx(kp), .err = msg, .errlen = msglen, .target = pipeline_options(kp).target};
+    const KernelOpt *opts;
+    sc.nopts = pipeline_opts(kp, &opts);
+    sc.opts = opts;
     const UOp *lin = stages_linearize_point(&sc, root);
     return lin && run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
 }
@@ -125,7 +129,7 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
             case OP_REDUCE: reduce = true; break;
             case OP_DEFINE_REG: case OP_DEFINE_LOCAL: case OP_AFTER: case OP_LOAD: case OP_SPECIAL: case OP_IF:
             case OP_ENDIF: case OP_BARRIER: case OP_GEP: case OP_VECTORIZE: case OP_VCONST: case OP_CAT:
-            case OP_PTRCAT: case OP_MULACC: case OP_BITCAST:
+            case OP_PTRCAT: case OP_MULACC: case OP_BITCAST: case OP_BUFFERIZE:
                 later = true;
                 break;
             default: later |= dt_vcount(u->dtype) > 1; break;

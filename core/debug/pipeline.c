@@ -111,9 +111,10 @@ bool pipeline_set_opts_why(KernelPipeline *kp, const char *why) {
 const char *pipeline_opts_why(const KernelPipeline *kp) { return kp->opts_why; }
 
 void pipeline_set_options(KernelPipeline *kp, const PipelineOptions *o) {
-    if (kp->options.native_transcendentals == o->native_transcendentals) return;
+    if (kp->options.native_transcendentals == o->native_transcendentals && kp->options.target == o->target) return;
+    int from = kp->options.target != o->target ? 7 : 18;
     kp->options = *o;
-    forget_from(kp, 18);
+    forget_from(kp, from);
 }
 
 PipelineOptions pipeline_options(const KernelPipeline *kp) { return kp->options; }
@@ -121,7 +122,7 @@ PipelineOptions pipeline_options(const KernelPipeline *kp) { return kp->options;
 /* the context a stage of this pipeline runs in */
 static StageCtx stage_ctx(const KernelPipeline *kp, char *msg, size_t msglen) {
     return (StageCtx){.c = kp->c, .opts = kp->opts, .nopts = kp->nopts, .err = msg, .errlen = msglen,
-                      .native_transcendentals = kp->options.native_transcendentals};
+                      .native_transcendentals = kp->options.native_transcendentals, .target = kp->options.target};
 }
 
 int pipeline_opts(const KernelPipeline *kp, const KernelOpt **opts) {
@@ -227,6 +228,10 @@ const StageResult *pipeline_result(const KernelPipeline *kp, int n) {
 /* compiles the final program (checked: with bounds checks) into *slot */
 static Kernel *compile_final(KernelPipeline *kp, bool checked, Kernel **slot, char *err, size_t errlen) {
     if (*slot) return *slot;
+    if (kp->options.target == TARGET_GPU) {
+        snprintf(err, errlen, "%s: a kernel of the gpu target has no host code: it runs in the GPU emulator", kp->name);
+        return NULL;
+    }
     const UOp *lin = pipeline_root(kp, STAGE_COUNT, err, errlen);
     if (!lin) return NULL;
     if (uop_op(lin) != OP_LINEAR) {

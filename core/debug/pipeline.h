@@ -46,8 +46,13 @@ typedef struct PipelineOptions {
      * EXP2/LOG2/SIN/SQRT/MAX as LLVM intrinsics, instead of for tinygrad's
      * CPU LLVM renderer (uop.compile's {transcendentals = "native"}) */
     bool native_transcendentals;
+    /* the target stages 7 on lower for (uop.compile's {target = "gpu"}):
+     * TARGET_GPU's kernels have workgroups, local memory and barriers and
+     * run in the emulator, not through the JIT */
+    StageTarget target;
 } PipelineOptions;
-/* Sets them; forgets stages 18.. and the compiled kernel when they change. */
+/* Sets them; forgets stages 18.. (7.. when the target changes) and the
+ * compiled kernel when they change. */
 void pipeline_set_options(KernelPipeline *kp, const PipelineOptions *o);
 PipelineOptions pipeline_options(const KernelPipeline *kp);
 

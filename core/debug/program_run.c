@@ -1,6 +1,7 @@
 /* program_run.c - runs a scheduled program through the JIT and validates
  * its outputs against the naive tensor reference (see program_run.h). */
 #include "program_run.h"
+#include "../backend/linear_interp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,8 +89,37 @@ static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, voi
     return ok;
 }
 
+/* Runs kernel i of the gpu target in the emulator (the linear interpreter
+ * with workgroups, work items and barriers; every access checked). */
+static bool emulate_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
+    const SchedKernel *k = &s->kernels[i];
+    char msg[1024];
+    const UOp *lin = pipeline_root(kps[i], STAGE_COUNT, msg, sizeof msg);
+    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
+    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+    bool ok = lin && args && sizes;
+    if (!lin) snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    else if (!ok) snprintf(err, errlen, "out of memory");
+    for (int g = 0; ok && g < k->nbufs; g++) {
+        args[g] = data[k->bufs[g]];
+        sizes[g] = s->bufs[k->bufs[g]].size;
+    }
+    if (ok && !(ok = linear_interp_run(lin, args, sizes, k->nbufs, msg, sizeof msg)))
+        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    free(args);
+    free(sizes);
+    return ok;
+}
+
+/* a kernel runs through the JIT, or in the emulator for the gpu target */
+static bool run_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, bool checked, char *err,
+                       size_t errlen) {
+    if (pipeline_options(kps[i]).target == TARGET_GPU) return emulate_kernel(s, kps, i, data, err, errlen);
+    return jit_kernel(s, kps, i, data, checked, err, errlen);
+}
+
 bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
-    return jit_kernel(s, kps, i, data, false, err, errlen);
+    return run_kernel(s, kps, i, data, false, err, errlen);
 }
 
 bool program_run(const Schedule *s, KernelPipeline *const *kps, RefBufferFn inputs, void *ud, void *const *outputs,
@@ -124,7 +154,7 @@ bool program_run_opts(const Schedule *s, KernelPipeline *const *kps, RefBufferFn
             snprintf(err, errlen, "interrupted before kernel %d (%s)", i + 1, s->kernels[i].name);
             goto done;
         }
-        if (!jit_kernel(s, kps, i, data, checked, err, errlen)) goto done;
+        if (!run_kernel(s, kps, i, data, checked, err, errlen)) goto done;
         /* free the tmp buffers whose last use this was */
         for (int b = 0; b < s->nbufs; b++) {
             if (owned[b] && s->bufs[b].last_kernel == i) {

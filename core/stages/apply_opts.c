@@ -16,51 +16,52 @@
  *                                     r_inner:  size N/amount, r's id and type
  *
  * so each core gets a contiguous block.  No opts: the root is returned
- * unchanged. */
+ * unchanged.
+ *
+ * The GPU target (StageCtx.target) first makes every output LOOP range a
+ * GLOBAL one (tinygrad's convert_loop_to_global), then takes the opts of a
+ * GPU renderer, with tinygrad's axis numbers (apply_opts_gpu.c picks the
+ * range and checks the opt):
+ *
+ *   LOCAL    a GLOBAL/LOOP range split as UPCAST is, the inner part LOCAL
+ *   GROUP    a REDUCE range split so, the inner part GROUP_REDUCE
+ *   GROUPTOP the same, split at the top (the GROUP_REDUCE part outer)
+ *   PADTO    a range rounded up to a multiple of amount; each buffer indexed
+ *            by it gets the gate `r < old size`
+ *   SWAP     two GLOBAL ranges exchange axis ids (amount: the other's axis)
+ *   NOLOCALS no LOCAL or GROUP_REDUCE ranges may follow; stage 12 makes
+ *            global ids without workgroups
+ *
+ * with tinygrad's checks (local memory of a grouped reduce within
+ * GPU_SHARED_MAX, no group inside another reduce, padding a sum only when
+ * zeros are safe, at most four times the work). */
 #include <stdlib.h>
+#include "apply_opts.h"
 #include "early.h"
-#include "stages.h"
 
-#define MAX_AXES 64
 #define MAX_UPCAST 16   /* tinygrad's limits */
 #define MAX_UNROLL 32
 #define MAX_THREADS 64
-
-static AxisType axis_type_of(const UOp *r) {
-    const Arg *a = r->arg;
-    if (!a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] || a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
-static int64_t axis_id_of(const UOp *r) {
-    const Arg *a = r->arg;
-    return a && a->kind == ARG_TUPLE && a->n && a->items[0] && a->items[0]->kind == ARG_INT ? a->items[0]->v.i : -1;
-}
-
-/* axis-id order: the int items of the arg, compared in turn */
-static int cmp_axis(const void *pa, const void *pb) {
-    const Arg *a = (*(const UOp *const *)pa)->arg, *b = (*(const UOp *const *)pb)->arg;
-    uint32_t n = a->n < b->n ? a->n : b->n;
-    for (uint32_t i = 0; i < n; i++) {
-        const Arg *x = a->items[i], *y = b->items[i];
-        if (!x || !y || x->kind != ARG_INT || y->kind != ARG_INT) break;
-        if (x->v.i != y->v.i) return x->v.i < y->v.i ? -1 : 1;
-    }
-    return (a->n > b->n) - (a->n < b->n);
-}
 
 static bool acts_on(OptOp op, AxisType t) {
     if (op == OPT_UPCAST || op == OPT_THREAD) return t == AXIS_GLOBAL || t == AXIS_LOCAL || t == AXIS_LOOP;
     return t == AXIS_GROUP_REDUCE || t == AXIS_REDUCE;
 }
 
-static bool range_size(const UOp *r, int64_t *out) { return uop_const_int_value(r->src[0], out); }
+static const UOp *shift_range(StageCtx *sc, const UOp *root, const KernelOpt *o, const UOp *r, int64_t amount);
 
 /* Applies one opt; NULL + sc->err when it does not apply. */
-static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
-    UCtx *c = sc->c;
+static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o, bool dont_use_locals) {
     const char *name = opt_op_name(o->op);
+    if (sc->target == TARGET_GPU) {
+        const UOp *r = NULL, *out = NULL;
+        int64_t amount = 0;
+        if (!opts_gpu_pick(sc, root, o, dont_use_locals, &r, &amount, &out)) return NULL;
+        return out ? out : shift_range(sc, root, o, r, amount);
+    }
+    if (opt_op_gpu_only(o->op))
+        return stage_fail(sc, "%s: not an opt of the cpu target (it needs a GPU's local memory: uop.compile(t, "
+                          "{target = \"gpu\"}))", name);
     const char *kind = o->op == OPT_UNROLL ? "reduce" : "output";
     size_t nr;
     const UOp **all = early_all_ranges(root, &nr);
@@ -88,7 +89,22 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
     int64_t size;
     if (!range_size(r, &size))
         return stage_fail(sc, "%s axis %d: range %%%u has a symbolic size", name, o->axis, r->id);
-    int64_t amount = o->amount == 0 ? size : o->amount;
+    return shift_range(sc, root, o, r, o->amount == 0 ? size : o->amount);
+}
+
+/* splits range r by amount as opt o asks (the checks of size and limits
+ * here are the same for both targets) */
+static const UOp *shift_range(StageCtx *sc, const UOp *root, const KernelOpt *o, const UOp *r, int64_t amount) {
+    UCtx *c = sc->c;
+    const char *name = opt_op_name(o->op);
+    int64_t size, next_id = 0;
+    if (!range_size(r, &size))
+        return stage_fail(sc, "%s axis %d: range %%%u has a symbolic size", name, o->axis, r->id);
+    size_t nr;
+    const UOp **all = early_all_ranges(root, &nr);
+    for (size_t i = 0; i < nr; i++)
+        if (axis_id_of(all[i]) >= next_id) next_id = axis_id_of(all[i]) + 1;
+    free(all);
     if (amount < 1) return stage_fail(sc, "%s axis %d: amount %d is not positive", name, o->axis, o->amount);
     if (amount > size)
         return stage_fail(sc, "%s axis %d: amount %lld is more than the size %lld of range %%%u", name, o->axis,
@@ -96,15 +112,16 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
     if (size % amount)
         return stage_fail(sc, "%s axis %d: amount %lld does not divide the size %lld of range %%%u", name, o->axis,
                           (long long)amount, (long long)size, r->id);
-    int64_t limit = o->op == OPT_UPCAST ? MAX_UPCAST : o->op == OPT_UNROLL ? MAX_UNROLL : MAX_THREADS;
+    int64_t limit = o->op == OPT_UPCAST ? MAX_UPCAST : o->op == OPT_UNROLL ? MAX_UNROLL : o->op == OPT_THREAD ? MAX_THREADS : size;
     if (amount > limit)
         return stage_fail(sc, "%s axis %d: amount %lld is more than %lld", name, o->axis, (long long)amount,
                           (long long)limit);
 
     const DType *idt = r->dtype;
-    AxisType at = o->op == OPT_UPCAST ? AXIS_UPCAST : o->op == OPT_UNROLL ? AXIS_UNROLL : AXIS_THREAD;
+    AxisType at = o->op == OPT_UPCAST ? AXIS_UPCAST : o->op == OPT_UNROLL ? AXIS_UNROLL : o->op == OPT_THREAD ? AXIS_THREAD
+                  : o->op == OPT_LOCAL ? AXIS_LOCAL : AXIS_GROUP_REDUCE;
     const UOp *new_rng = uop_range(c, uop_const_int(c, idt, amount), next_id, at);
-    if (o->op == OPT_THREAD && size / amount > 1) {
+    if ((o->op == OPT_THREAD || o->op == OPT_GROUPTOP) && size / amount > 1) {
         /* top split: r_thread * (N/amount) + r_inner */
         const UOp *src[r->nsrc];
         src[0] = uop_const_int(c, idt, size / amount);
@@ -135,6 +152,11 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o) {
 }
 
 const UOp *stage_apply_opts(StageCtx *sc, const UOp *root) {
-    for (int i = 0; i < sc->nopts && root; i++) root = apply_one(sc, root, &sc->opts[i]);
+    if (sc->target == TARGET_GPU) root = opts_loops_to_global(sc, root);
+    bool dont_use_locals = false;
+    for (int i = 0; i < sc->nopts && root; i++) {
+        root = apply_one(sc, root, &sc->opts[i], dont_use_locals);
+        dont_use_locals |= sc->opts[i].op == OPT_NOLOCALS;
+    }
     return root;
 }

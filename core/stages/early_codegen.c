@@ -82,18 +82,3 @@ static const RuleSpec CODEGEN_RULES[] = {
 };
 
 const RuleTable rangeify_codegen_rules = RULE_TABLE(CODEGEN_RULES);
-
-/* v0.12.0's pm_add_buffers_local lowers a local BUFFERIZE (made by GROUP
- * opts) to a DEFINE_LOCAL and its stores; no opt offered here makes one, so
- * one reaching this stage is an error naming the node */
-static const UOp *local_bufferize(const Match *m, void *ud) {
-    (void)ud;
-    rewrite_fail(m, "BUFFERIZE %%%u: local buffers (made by GROUP opts) are not lowered", m->root->id);
-    return NULL;
-}
-
-static const RuleSpec ADD_BUFFERS_LOCAL_RULES[] = {
-    RULE_FN("local_bufferize_unsupported", "(BUFFERIZE ...)", local_bufferize),
-};
-
-const RuleTable pm_add_buffers_local_rules = RULE_TABLE(ADD_BUFFERS_LOCAL_RULES);

@@ -7,7 +7,8 @@
  * the axes involved, wrapped in an UNROLL of those axes; CONTRACT takes axes
  * back out of an UNROLL into the vector dtype (a REDUCE's unrolled axes
  * become a vector source it reduces horizontally; a STORE/END's become a
- * plain vector store).  An UNROLL left with no axes is its source. */
+ * plain vector store).  An UNROLL left with no axes is its source.
+ * pm_group_for_reduce (GROUP opts) is in group_reduce.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "stage_rules.h"
@@ -182,21 +183,6 @@ static const UOp *fix_store_unroll(const Match *m, void *ud) {
     if (ns == st->nsrc) return NULL;
     const UOp *inner = uop_new(CTX, OP_STORE, st->dtype, srcs, ns, st->arg);
     return inner ? uop_new_tagged(CTX, OP_CONTRACT, DT_VOID, &inner, 1, axes_arg(CTX, ax, na), arg_int(CTX, 1)) : NULL;
-}
-
-/* ---- pm_group_for_reduce ---- */
-
-static const UOp *group_for_reduce(const Match *m, void *ud) {
-    (void)ud;
-    for (int i = 1; i < ROOT->nsrc; i++) {
-        const UOp *s = ROOT->src[i];
-        if (uop_op(s) == OP_RANGE && s->arg && s->arg->kind == ARG_TUPLE && s->arg->n >= 2 &&
-            s->arg->items[s->arg->n - 1]->kind == ARG_AXIS && s->arg->items[s->arg->n - 1]->v.axis == AXIS_GROUP_REDUCE) {
-            rewrite_fail(m, "REDUCE %%%u: GROUP_REDUCE range %%%u is not supported", ROOT->id, s->id);
-            return NULL;
-        }
-    }
-    return NULL;
 }
 
 /* ---- expander ---- */
@@ -432,9 +418,6 @@ static const RuleSpec pre_expander_specs[] = {
     RULE_FN("fix_reduce_unroll", "(REDUCE)", fix_reduce_unroll),
     RULE_FN("fix_store_unroll", "(STORE)", fix_store_unroll),
 };
-static const RuleSpec group_for_reduce_specs[] = {
-    RULE_FN("group_for_reduce", "(REDUCE)", group_for_reduce),
-};
 static const RuleSpec expander_specs[] = {
     RULE_FN("broadcast_through_after", "(AFTER (VECTORIZE) ...)", broadcast_through),
     RULE_FN("broadcast_through_end", "(END (VECTORIZE) ...)", broadcast_through),
@@ -447,5 +430,4 @@ static const RuleSpec expander_specs[] = {
 };
 
 const RuleTable pm_pre_expander_rules = RULE_TABLE(pre_expander_specs);
-const RuleTable pm_group_for_reduce_rules = RULE_TABLE(group_for_reduce_specs);
 const RuleTable expander_rules = RULE_TABLE(expander_specs);

@@ -16,22 +16,38 @@
  *   - with threads, the first LOOP axis is split over 32..2 cores, at most
  *     the given thread count and about 128K operations per core.
  *
- * Left out: tensor cores, image buffers (float4), matvec and GROUPTOP and
- * local groups, which all need a GPU's locals or special hardware; tinygrad
- * tries GROUPTOP on the CPU too, but it always fails there for want of
- * locals.
+ * For the gpu target (heuristic_opts_for with TARGET_GPU) the parts that
+ * need locals come in too, as tinygrad does them with a renderer that has
+ * local memory:
+ *
+ *   - matvec: a sum of a product of two buffers whose first reduce range is
+ *     a term of the first buffer's index, every range of which the second
+ *     index uses too, gets GROUP 8 of the reduce and LOCAL 4 and UPCAST 4 of
+ *     the first GLOBAL axis of 16k (and nothing more);
+ *   - GROUPTOP 16 of the first reduce axis of 0..2 that takes it, when the
+ *     output has at most 2048 elements; a grouped kernel gets nothing more;
+ *   - after the upcasts and unrolls, up to three GLOBAL axes become LOCAL:
+ *     axes some buffer does not index first, the last first, by 32 (axis 0
+ *     only), 16, 8, 4, 3 or 2, at most 128 work items in all;
+ *   - no threads.
+ *
+ * Left out: tensor cores and image buffers (float4), which need special
+ * hardware; tinygrad tries GROUPTOP on the CPU too, but it always fails
+ * there for want of locals.
  *
  * Axis numbers: tinygrad numbers an UPCAST/THREAD axis by the position of
  * the range among all ranges ordered by kind (LOOP first) then id, and an
  * UNROLL axis among the reduce ranges; stage 7 counts output ranges for
  * UPCAST/THREAD and reduce ranges for UNROLL, both in id order.  With all
  * output ranges LOOP (always so on the CPU) the numbers are the same; they
- * are converted here all the same. */
+ * are converted here all the same.  The gpu target's stage 7 takes
+ * tinygrad's numbers as they are. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "early.h"
+#include "ranges.h"
 #include "stages.h"
 #include "../util/strbuf.h"
 
@@ -84,7 +100,7 @@ static int cmp_range(const void *pa, const void *pb) {
     const Range *a = pa, *b = pb;
     int ka = kind_pos(a->type), kb = kind_pos(b->type);
     if (ka != kb) return ka < kb ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return range_ids_cmp(a->r, b->r);   /* all the ids: (0, 0) before (0, 1) */
 }
 
 static bool is_output(AxisType t) { return t == AXIS_GLOBAL || t == AXIS_LOCAL || t == AXIS_LOOP; }
@@ -163,8 +179,16 @@ static int64_t upcastable_elements(const View *v) {
 }
 
 /* the stage-7 axis number of v->rng[k] for op */
-static int opt_axis(const View *v, OptOp op, int k) {
+static int opt_axis_for(const View *v, StageTarget target, OptOp op, int k) {
     int a = 0;
+    if (target == TARGET_GPU) {
+        /* tinygrad's own numbers: UNROLL among the reduce ranges, GROUP among
+         * the REDUCE ranges, the rest among all ranges, in its order */
+        if (op != OPT_UNROLL && op != OPT_GROUP && op != OPT_GROUPTOP) return k;
+        for (int i = 0; i < k; i++)
+            a += op == OPT_UNROLL ? is_reduce(v->rng[i].type) : v->rng[i].type == AXIS_REDUCE;
+        return a;
+    }
     for (int i = 0; i < v->n; i++) {
         const Range *r = &v->rng[i];
         bool counts = op == OPT_UNROLL ? is_reduce(r->type) : is_output(r->type);
@@ -175,6 +199,7 @@ static int opt_axis(const View *v, OptOp op, int k) {
 
 typedef struct Chooser {
     UCtx *c;
+    StageTarget target;
     const UOp *root;
     View v;
     KernelOpt *opts;
@@ -198,13 +223,13 @@ static void say(Chooser *ch, const char *fmt, ...) {
 /* applies opt op on range v.rng[k] (amount 0: whole); false when stage 7 refuses it
  * (the message in ch->err), or on a hard failure (returns false and sets *hard) */
 static bool apply(Chooser *ch, OptOp op, int k, int amount, bool *hard) {
-    KernelOpt o = {op, opt_axis(&ch->v, op, k), amount};
+    KernelOpt o = {op, opt_axis_for(&ch->v, ch->target, op, k), amount};
     if (ch->nopts == ch->max) {
         snprintf(ch->err, ch->errlen, "more than %d opts", ch->max);
         *hard = true;
         return false;
     }
-    StageCtx sc = {.c = ch->c, .opts = &o, .nopts = 1, .err = ch->err, .errlen = ch->errlen};
+    StageCtx sc = {.c = ch->c, .opts = &o, .nopts = 1, .err = ch->err, .errlen = ch->errlen, .target = ch->target};
     const UOp *next = stage_apply_opts(&sc, ch->root);
     if (!next) return false;
     ch->root = next;
@@ -217,18 +242,195 @@ static bool apply(Chooser *ch, OptOp op, int k, int amount, bool *hard) {
     return true;
 }
 
+
+/* ---- the parts for a GPU (locals) ---- */
+
+static const UOp *first_reduce_op(const UOp *root) {
+    size_t n;
+    const UOp **all = uop_toposort(root, &n);
+    const UOp *r = NULL;
+    for (size_t i = 0; all && i < n && !r; i++)
+        if (uop_op(all[i]) == OP_REDUCE) r = all[i];
+    free(all);
+    return r;
+}
+
+/* t is one of the terms of the sum e */
+static bool is_term(const UOp *e, const UOp *t) {
+    const UOp *stack[256];
+    int sp = 0;
+    stack[sp++] = e;
+    while (sp) {
+        const UOp *u = stack[--sp];
+        if (u == t) return true;
+        if (uop_op(u) == OP_ADD && sp + 2 <= 256) {
+            stack[sp++] = u->src[1];
+            stack[sp++] = u->src[0];
+        }
+    }
+    return false;
+}
+
+/* every RANGE under a is under b too */
+static bool ranges_within(const UOp *a, const UOp *b) {
+    size_t n;
+    const UOp **all = uop_toposort(a, &n);
+    bool ok = all != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        if (uop_op(all[i]) == OP_RANGE && !in_slice(b, all[i]) && b != all[i]) ok = false;
+    free(all);
+    return ok;
+}
+
+/* the range with this arg (ids and type; args are interned) */
+static int find_arg(const View *v, const Arg *arg) {
+    for (int k = 0; k < v->n; k++)
+        if (v->rng[k].r->arg == arg) return k;
+    return -1;
+}
+
+/* matvec and GROUPTOP: 1 when the kernel is done (grouped), 0 to go on, -1 on a hard failure */
+static int gpu_group(Chooser *ch, bool *hard) {
+    View *v = &ch->v;
+    const UOp *red = first_reduce_op(ch->root);
+    bool sum = red && red->arg && red->arg->kind == ARG_OP && red->arg->v.op == OP_ADD;
+    const UOp *mul = red ? red->src[0] : NULL;
+    if (sum && v->n >= 2 && uop_op(mul) == OP_MUL && uop_op(mul->src[0]) == OP_INDEX &&
+        uop_op(mul->src[1]) == OP_INDEX && index_expr(mul->src[0]) && index_expr(mul->src[1])) {
+        const UOp *i0 = index_expr(mul->src[0]), *i1 = index_expr(mul->src[1]);
+        int fr = -1;
+        for (int k = 0; k < v->n && fr < 0; k++)
+            if (v->rng[k].type == AXIS_REDUCE) fr = k;
+        if (fr >= 0 && is_term(i0, v->rng[fr].r) && ranges_within(i0, i1)) {
+            int64_t fr_size = v->rng[fr].size;
+            for (int k = 0; k < v->n; k++) {
+                if (v->rng[k].type != AXIS_GLOBAL) continue;
+                if (fr_size < 0 || fr_size % 8 || v->rng[k].size < 0 || v->rng[k].size % 16) continue;
+                const Arg *garg = v->rng[k].r->arg;
+                say(ch, "matvec: the first reduce axis is a term of the first buffer's index; GROUP 8 of it, "
+                    "LOCAL 4 and UPCAST 4 of axis %d", k);
+                int f = -1;
+                for (int j = 0; j < v->n && f < 0; j++)
+                    if (v->rng[j].type == AXIS_REDUCE) f = j;
+                if (!apply(ch, OPT_GROUP, f, 8, hard) && *hard) return -1;
+                int g = find_arg(v, garg);
+                if (g < 0 || !apply(ch, OPT_LOCAL, g, 4, hard)) return -1;
+                g = find_arg(v, garg);
+                if (g < 0 || !apply(ch, OPT_UPCAST, g, 4, hard)) return -1;
+                return 1;
+            }
+        }
+    }
+    int64_t outn = upcastable_elements(v);
+    if (outn >= 0 && outn <= 2048) {
+        for (int axis = 0; axis < 3; axis++) {
+            int k = -1, seen = 0;
+            for (int j = 0; j < v->n && k < 0; j++)
+                if (v->rng[j].type == AXIS_REDUCE && seen++ == axis) k = j;
+            if (k < 0) continue;
+            if (apply(ch, OPT_GROUPTOP, k, 16, hard)) {
+                say(ch, "GROUPTOP axis %d by 16: the output has %lld elements, at most 2048; nothing more for a "
+                    "grouped kernel", axis, (long long)outn);
+                return 1;
+            }
+            if (*hard) return -1;
+        }
+        say(ch, "GROUPTOP: no reduce axis 0..2 takes 16");
+    } else {
+        say(ch, "GROUPTOP: none (the output has %lld elements, more than 2048)", (long long)outn);
+    }
+    return 0;
+}
+
+static int cmp_rank(const void *pa, const void *pb) {
+    const int *a = pa, *b = pb;   /* {expand, axis}: expand axes first, then the last axis first */
+    if (a[0] != b[0]) return a[0] > b[0] ? -1 : 1;
+    return (a[1] > b[1]) ? -1 : (a[1] < b[1]);
+}
+
+static int cmp_triple(const void *pa, const void *pb) {
+    const int *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* up to three GLOBAL axes become LOCAL */
+static bool gpu_locals(Chooser *ch, bool *hard) {
+    View *v = &ch->v;
+    int rank[H_MAX_RANGES][2], nr = 0;
+    for (int k = 0; k < v->n; k++) {
+        const Range *r = &v->rng[k];
+        if ((r->type != AXIS_GLOBAL && r->type != AXIS_LOOP) || uop_op(r->r->src[0]) != OP_CONST) continue;
+        int expand = 0;
+        /* (as tinygrad: an index that is the range itself does not count as using it) */
+        for (int b = 0; b < v->nbufs && !expand; b++) expand = !in_slice(v->idx[b], r->r);
+        rank[nr][0] = expand;
+        rank[nr][1] = k;
+        nr++;
+    }
+    qsort(rank, (size_t)nr, sizeof *rank, cmp_rank);
+    int to_local[H_MAX_RANGES][3], nl = 0;
+    int64_t local_size = 1;
+    for (int i = 0; i < nr; i++) {
+        int axis = rank[i][1];
+        static const int sizes[] = {32, 16, 8, 4, 3, 2};
+        for (size_t s = axis == 0 ? 0 : 1; s < sizeof sizes / sizeof *sizes; s++) {
+            if (v->rng[axis].size % sizes[s] == 0 && local_size * sizes[s] <= 128) {
+                to_local[nl][0] = axis;
+                to_local[nl][1] = sizes[s];
+                to_local[nl][2] = rank[i][0];
+                nl++;
+                local_size *= sizes[s];
+                break;
+            }
+        }
+    }
+    if (nl > 3) nl = 3;
+    qsort(to_local, (size_t)nl, sizeof *to_local, cmp_triple);
+    int deleted = 0;
+    if (!nl) say(ch, "LOCAL: none (no GLOBAL axis divides by 2..32)");
+    for (int i = 0; i < nl; i++) {
+        int axis = to_local[i][0] - deleted;
+        bool will_delete = to_local[i][1] == v->rng[axis].size;
+        say(ch, "LOCAL axis %d by %d: %s, at most 128 work items", axis, to_local[i][1],
+            to_local[i][2] ? "some buffer does not index it (those axes go first)" : "a GLOBAL axis");
+        if (!apply(ch, OPT_LOCAL, axis, to_local[i][1], hard)) return false;
+        if (will_delete) deleted++;
+    }
+    return true;
+}
+
 #define TRY(call) do { if (!(call) && hard) return -1; } while (0)
 
 int heuristic_opts(UCtx *c, const UOp *root, int threads, KernelOpt *opts, int max, StrBuf *why, char *err,
                    size_t errlen) {
-    Chooser ch = {.c = c, .root = root, .opts = opts, .max = max, .why = why, .err = err, .errlen = errlen};
-    if (!view_load(&ch.v, root)) {
+    return heuristic_opts_for(c, root, TARGET_CPU, threads, opts, max, why, err, errlen);
+}
+
+#define opt_axis(v, op, k) opt_axis_for((v), ch.target, (op), (k))
+
+int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads, KernelOpt *opts, int max,
+                       StrBuf *why, char *err, size_t errlen) {
+    Chooser ch = {.c = c, .target = target, .root = root, .opts = opts, .max = max, .why = why, .err = err,
+                  .errlen = errlen};
+    if (target == TARGET_GPU) {
+        /* the kernel as the gpu target's stage 7 sees it: its output LOOP ranges GLOBAL */
+        StageCtx sc = {.c = c, .err = err, .errlen = errlen, .target = target};
+        if (!(ch.root = stage_apply_opts(&sc, root))) return -1;
+        threads = 0;
+    }
+    if (!view_load(&ch.v, ch.root)) {
         snprintf(err, errlen, "kernel too large to look at (more than %d ranges or buffers)", H_MAX_RANGES);
         return -1;
     }
     View *v = &ch.v;
     bool hard = false;
-    say(&ch, "GROUPTOP: skipped, it needs locals (the CPU has none)");
+    if (target == TARGET_GPU) {
+        int r = gpu_group(&ch, &hard);
+        if (r != 0) return r < 0 ? -1 : ch.nopts;
+    } else {
+        say(&ch, "GROUPTOP: skipped, it needs locals (the CPU has none)");
+    }
 
     /* 1. small masked output axes, upcast whole (last first) */
     int masked[H_MAX_RANGES], nmasked = 0;
@@ -382,8 +584,12 @@ int heuristic_opts(UCtx *c, const UOp *root, int threads, KernelOpt *opts, int m
         }
     }
 
+    if (target == TARGET_GPU && !gpu_locals(&ch, &hard)) return -1;
+
     /* 5. threads */
-    if (threads > 0) {
+    if (target == TARGET_GPU) {
+        say(&ch, "THREAD: none (the gpu target has no threads)");
+    } else if (threads > 0) {
         static const int counts[] = {32, 16, 12, 8, 6, 5, 4, 3, 2};
         int64_t total = 1;
         bool symbolic = false;

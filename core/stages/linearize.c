@@ -210,7 +210,10 @@ const RuleTable pm_add_control_flow_rules = RULE_TABLE(control_flow_specs);
 const RuleTable pm_linearize_cleanups_rules = RULE_TABLE(cleanup_specs);
 
 /* tinygrad's CFGContext(sink): which loop each RANGE must wait for */
-static bool cfg_init(void *ctx, const UOp *root, char *why, size_t whylen) { return cfg_build(ctx, root, why, whylen); }
+static bool cfg_init(void *ctx, const UOp *root, const StageCtx *sc, char *why, size_t whylen) {
+    (void)sc;
+    return cfg_build(ctx, root, why, whylen);
+}
 static void cfg_release(void *ctx) { cfg_free(ctx); }
 const StageContext control_flow_context = {.name = "CFGContext", .size = sizeof(CFG), .init = cfg_init,
                                            .release = cfg_release};

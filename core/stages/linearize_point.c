@@ -47,6 +47,11 @@ const UOp *stages_linearize_point(StageCtx *sc, const UOp *root) {
         if (root) root = stage_run(sc, 11, root);
         if (!root) return NULL;
     }
+    /* the gpu target: workgroups and work items are not loops (a local
+     * buffer is written in one and read in another over the same LOCAL
+     * range), so stage 12 makes them SPECIAL first; it does nothing to a
+     * point that has them already */
+    if (sc->target == TARGET_GPU && !(root = stage_run(sc, 12, root))) return NULL;
     if (!has_unsplit_end(root, &oom)) {
         if (oom) return stage_fail(sc, "linearize: out of memory");
         const UOp *r = stage_run(sc, 20, root);

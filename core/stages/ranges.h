@@ -1,6 +1,7 @@
 /* ranges.h - which loops each node of a kernel runs inside (tinygrad's
- * UOp.ranges / ended_ranges), and the small insertion-ordered node sets the
- * late stages keep per node.  A RANGE is inside itself; END, STORE, REDUCE,
+ * UOp.ranges / ended_ranges), the small insertion-ordered node sets the
+ * late stages keep per node, and a RANGE's arg (its ids, then its axis
+ * type: (0, 1, LOOP) after a split).  A RANGE is inside itself; END, STORE, REDUCE,
  * BUFFERIZE and AFTER close the ranges they end. */
 #ifndef UOPDB_STAGE_RANGES_H
 #define UOPDB_STAGE_RANGES_H
@@ -48,5 +49,14 @@ void range_map_free(RangeMap *m);
  * 1 on, STORE's from 2, REDUCE's and BUFFERIZE's from 1, what AFTER's
  * dependencies end.  Appends to out; false when out of memory. */
 bool ended_ranges(const UOp *u, NodeSet *out);
+
+/* The axis type of a RANGE (AXIS_COUNT for anything else). */
+AxisType range_axis_type(const UOp *r);
+/* tinygrad's order of RANGE args without the type (x.arg[0:-1]): the ids
+ * compared in turn, a shorter prefix first.  qsort-style on two RANGEs. */
+int range_ids_cmp(const UOp *a, const UOp *b);
+/* RANGE r with the same ids, the axis type t and the end `end`; NULL with
+ * uctx_error on failure. */
+const UOp *range_retyped(UCtx *c, const UOp *r, const UOp *end, AxisType t);
 
 #endif

@@ -29,5 +29,7 @@ extern const RuleTable pm_add_control_flow_rules, pm_linearize_cleanups_rules;
 extern const StageContext split_ranges_context;  /* early_range_opts.c: SplitRangesCtx */
 extern const StageContext remove_reduce_context; /* remove_reduce.c: ReduceContext */
 extern const StageContext control_flow_context;  /* linearize.c: CFGContext(sink) */
+extern const StageContext gpudims_context;       /* gpudims.c: the renderer (target, NOLOCALS) for stage 12 */
+extern const StageContext local_buffer_count_context; /* group_reduce.c: stage 10's DEFINE_LOCAL numbers */
 
 #endif

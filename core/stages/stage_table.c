@@ -42,7 +42,7 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "split a store loop at constant comparison points inside the range (CPU only)",
      .status = STAGE_WRITTEN},
     {7, "apply opts", "rangeify", HOOK(apply_opts),
-     .purpose = "apply tinygrad's hand-coded CPU choice of opts (UPCAST, UNROLL, THREAD; the default) or the opts asked for by hand; none with opts = \"none\"",
+     .purpose = "apply tinygrad's hand-coded choice of opts for the target (cpu: UPCAST, UNROLL, THREAD; gpu: also GROUPTOP, LOCAL; the default) or the opts asked for by hand; none with opts = \"none\"",
      .status = STAGE_WRITTEN},
     /* pm_reduce_unparented (v0.12.0 runs it only in the scheduler): stage 6
      * cuts a loop where padding starts, and a segment of padding reduces a
@@ -55,16 +55,19 @@ static const Stage STAGES[STAGE_COUNT] = {
      .purpose = "turn UPCAST/UNROLL ranges into UNROLL, expand ops over them, CONTRACT into vectors",
      .status = STAGE_WRITTEN},
     {10, "add local buffers", "expander", RW("pm_add_buffers_local + rangeify_codegen", "add local buffers"),
-     .purpose = "local BUFFERIZE to stores; drop CONTIGUOUS/NOOP wrappers", .status = STAGE_PARTIAL,
-     .note = "local BUFFERIZE (from GROUP opts, not offered yet) is an error naming the node"},
+     .ctx = &local_buffer_count_context,
+     .purpose = "a local BUFFERIZE (GROUP opts, gpu target) becomes DEFINE_LOCAL, its STORE and a BARRIER; drop "
+                "CONTIGUOUS/NOOP wrappers",
+     .status = STAGE_WRITTEN,
+     .note = "a global BUFFERIZE left in a kernel (the scheduler's to lower) is an error naming the node"},
     {11, "remove reduce", "devectorizer", RW("pm_reduce + gep_pushing", "remove_reduce"),
      .ctx = &remove_reduce_context,
      .purpose = "REDUCE becomes an accumulator register: init, accumulate in the loop, read after",
      .status = STAGE_WRITTEN},
-    {12, "add GPU dims", "devectorizer", RW("pm_add_gpudims", "add gpudims"),
-     .purpose = "a THREAD range becomes SPECIAL gidx0, the core_id of a kernel split over cores",
-     .status = STAGE_PARTIAL,
-     .note = "CPU: THREAD ranges only; GPU workgroups, local sizes and dimension limits do not apply"},
+    {12, "add GPU dims", "devectorizer", RW("pm_add_gpudims", "add gpudims"), .ctx = &gpudims_context,
+     .purpose = "gpu: GLOBAL/LOCAL ranges become SPECIAL gidx/lidx within the GPU's limits, a store a local range "
+                "does not index is done by its work item 0; cpu: a THREAD range becomes SPECIAL gidx0, the core_id",
+     .status = STAGE_WRITTEN},
     {13, "add loads", "devectorizer", RW("pm_add_loads", "** add loads (code)"),
      .purpose = "wrap value INDEX in LOAD; INDEX becomes a pointer", .status = STAGE_WRITTEN},
     {14, "devectorize", "devectorizer",
@@ -109,15 +112,25 @@ const char *stage_status_name(StageStatus s) {
     return "?";
 }
 
-const char *opt_op_name(OptOp op) { return op == OPT_UPCAST ? "UPCAST" : op == OPT_UNROLL ? "UNROLL" : "THREAD"; }
+static const char *const OPT_NAMES[] = {"UPCAST", "UNROLL", "THREAD", "LOCAL", "GROUP",
+                                         "GROUPTOP", "PADTO", "SWAP", "NOLOCALS"};
+
+const char *opt_op_name(OptOp op) {
+    return (unsigned)op < sizeof OPT_NAMES / sizeof *OPT_NAMES ? OPT_NAMES[op] : "?";
+}
 
 bool opt_op_from_name(const char *s, OptOp *out) {
-    if (!strcmp(s, "UPCAST")) *out = OPT_UPCAST;
-    else if (!strcmp(s, "UNROLL")) *out = OPT_UNROLL;
-    else if (!strcmp(s, "THREAD")) *out = OPT_THREAD;
-    else return false;
-    return true;
+    for (unsigned i = 0; i < sizeof OPT_NAMES / sizeof *OPT_NAMES; i++)
+        if (!strcmp(s, OPT_NAMES[i])) {
+            *out = (OptOp)i;
+            return true;
+        }
+    return false;
 }
+
+bool opt_op_gpu_only(OptOp op) { return op >= OPT_LOCAL; }
+
+const char *stage_target_name(StageTarget t) { return t == TARGET_GPU ? "gpu" : "cpu"; }
 
 const UOp *stage_fail(StageCtx *sc, const char *fmt, ...) {
     if (sc->err && sc->errlen) {
@@ -158,7 +171,7 @@ static const UOp *run_graph_rewrite(StageCtx *sc, const Stage *st, const RuleSet
         user = calloc(1, st->ctx->size);
         if (!user) return stage_fail(sc, "out of memory for %s", st->ctx->name);
         char why[256] = "";
-        if (st->ctx->init && !st->ctx->init(user, root, why, sizeof why)) {
+        if (st->ctx->init && !st->ctx->init(user, root, sc, why, sizeof why)) {
             if (st->ctx->release) st->ctx->release(user);
             free(user);
             return stage_fail(sc, "%s: %s", st->ctx->name, why);

@@ -20,8 +20,14 @@
  * kernel's ranges of the kind the opt acts on, in axis-id order: UPCAST and
  * THREAD the output (LOOP/GLOBAL) ranges, UNROLL the REDUCE ranges.  amount
  * must divide the range's size; 0 means the whole range.  THREAD splits the
- * range's outer part over `amount` cores (stage 12 makes it the core_id). */
-typedef enum OptOp { OPT_UPCAST, OPT_UNROLL, OPT_THREAD } OptOp;
+ * range's outer part over `amount` cores (stage 12 makes it the core_id).
+ * The GPU target's opts (LOCAL, GROUP, GROUPTOP, PADTO, SWAP, NOLOCALS)
+ * number axes as tinygrad's Scheduler does (see apply_opts.c); the CPU
+ * target refuses them. */
+typedef enum OptOp {
+    OPT_UPCAST, OPT_UNROLL, OPT_THREAD,
+    OPT_LOCAL, OPT_GROUP, OPT_GROUPTOP, OPT_PADTO, OPT_SWAP, OPT_NOLOCALS
+} OptOp;
 typedef struct KernelOpt {
     OptOp op;
     int axis;
@@ -29,6 +35,20 @@ typedef struct KernelOpt {
 } KernelOpt;
 const char *opt_op_name(OptOp op);        /* "UPCAST" */
 bool opt_op_from_name(const char *s, OptOp *out);
+bool opt_op_gpu_only(OptOp op);           /* LOCAL, GROUP, GROUPTOP, PADTO, SWAP, NOLOCALS */
+
+/* What the kernel is lowered for: the CPU (tinygrad's LLVM renderer: loops,
+ * THREAD over cores) or a generic GPU with local memory and barriers
+ * (workgroups and work items as SPECIAL gidx/lidx, local buffers), whose
+ * programs run in the emulator (core/backend/linear_interp.c). */
+typedef enum StageTarget { TARGET_CPU, TARGET_GPU } StageTarget;
+const char *stage_target_name(StageTarget t);  /* "cpu", "gpu" */
+
+/* The generic GPU's limits (those of tinygrad's CUDA renderer): grid and
+ * workgroup sizes per dimension, and local memory in bytes. */
+#define GPU_GLOBAL_MAX {2147483647, 65535, 65535}
+#define GPU_LOCAL_MAX {1024, 1024, 64}
+#define GPU_SHARED_MAX 49152
 
 typedef struct StageCtx {
     UCtx *c;
@@ -55,6 +75,7 @@ typedef struct StageCtx {
      * spec of its point (spec_verify.h); set only where the stage runs on
      * the point before it, as the pipeline runs it */
     bool verify;
+    StageTarget target;      /* uop.compile's {target = "gpu"}; TARGET_CPU by default */
 } StageCtx;
 
 /* A hook: a stage that is an algorithm rather than rule sets (opts,
@@ -64,12 +85,12 @@ typedef struct StageCtx {
 typedef const UOp *(*StageHook)(StageCtx *sc, const UOp *root);
 
 /* The context a rewrite pass hands its rules (tinygrad's ctx=): `size`
- * zeroed bytes, filled by init from the root when init is set, and released
- * after the pass. */
+ * zeroed bytes, filled by init from the root (and the stage's StageCtx:
+ * target, opts) when init is set, and released after the pass. */
 typedef struct StageContext {
     const char *name;   /* tinygrad's: "ReduceContext" */
     size_t size;
-    bool (*init)(void *ctx, const UOp *root, char *why, size_t whylen);
+    bool (*init)(void *ctx, const UOp *root, const StageCtx *sc, char *why, size_t whylen);
     void (*release)(void *ctx);
 } StageContext;
 
@@ -136,6 +157,11 @@ const UOp *stage_apply_opts(StageCtx *sc, const UOp *root);           /* 7 */
 struct StrBuf;
 int heuristic_opts(UCtx *c, const UOp *root, int threads, KernelOpt *opts, int max, struct StrBuf *why, char *err,
                    size_t errlen);
+/* The same for a target: TARGET_GPU adds the parts of the heuristic that
+ * need locals (matvec, GROUPTOP, LOCAL) and takes no threads; its axis
+ * numbers are the gpu target's (tinygrad's). */
+int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads, KernelOpt *opts, int max,
+                       struct StrBuf *why, char *err, size_t errlen);
 const UOp *stage_linearize(StageCtx *sc, const UOp *root);            /* 21 */
 
 /* Runs stages 1..22 on a kernel AST; returns the final LINEAR (NULL + err).

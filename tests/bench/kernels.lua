@@ -198,3 +198,31 @@ local kb = uop.compile(a128:matmul(b128)):kernel(1)
 local first
 t = best(1, function() first = kb:bisect{quiet = true} end)
 row("k:bisect(): matmul 128x128", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
+
+-- the gpu target, run in the GPU emulator (the linear interpreter with
+-- workgroups, work items and barriers; every access checked): moderate
+-- sizes, since each work item's instructions are interpreted one by one
+local function gpu_timed(t, n, kernel_opts)
+  local p = uop.compile(t, {target = "gpu", select = false, kernel_opts = kernel_opts})
+  return p:time(n), p
+end
+local g64a, g64b = Tensor.rand(64, 64), Tensor.rand(64, 64)
+t = gpu_timed(g64a:matmul(g64b), 2, {[1] = {{"LOCAL", 0, 4}, {"LOCAL", 1, 4}, {"GROUP", 0, 4}}})
+row("gpu emulated: matmul 64x64", 2 * 64 ^ 3 / (t * 1e3), "MFLOP/s", string.format("%.1f ms, LOCAL 4x4, GROUP 4", t))
+local g64k = 64 * 1024
+local gx, gy = Tensor.rand(g64k), Tensor.rand(g64k)
+t = gpu_timed(gx + gy, 3, {[1] = {{"LOCAL", 0, 64}}})
+row("gpu emulated: add 64K float32, LOCAL 64", 3 * 4 * g64k / (t * 1e3), "MB/s", string.format("%.2f ms", t))
+t = gpu_timed(gx:sum(), 3, {[1] = {{"GROUP", 0, 64}}})
+row("gpu emulated: sum 64K float32, GROUP 64", 4 * g64k / (t * 1e3), "MB/s", string.format("%.2f ms", t))
+local gs = Tensor.rand(16, 256)
+t, p = gpu_timed(gs:softmax(1), 3, {[1] = {{"GROUPTOP", 0, 16}}, [2] = {{"GROUPTOP", 0, 16}}, [3] = {{"LOCAL", 0, 16}}})
+row("gpu emulated: softmax 16x256, GROUPTOP 16", t, "ms", #p:kernels() .. " kernels, exp decomposed")
+t = gpu_timed(gx:exp(), 3, {[1] = {{"LOCAL", 0, 64}}})
+row("gpu emulated: exp 64K float32, LOCAL 64", 2 * 4 * g64k / (t * 1e3), "MB/s", string.format("%.2f ms, exp2 decomposed", t))
+t = gpu_timed(gx:sin(), 2, {[1] = {{"LOCAL", 0, 64}}})
+row("gpu emulated: sin 64K float32, LOCAL 64", 2 * 4 * g64k / (t * 1e3), "MB/s", string.format("%.2f ms, sin decomposed", t))
+local gxc, gwc = Tensor.rand(1, 8, 16, 16), Tensor.rand(16, 8, 3, 3)
+t = gpu_timed(gxc:conv2d(gwc, {padding = 1}), 2, {[1] = {{"LOCAL", 0, 4}, {"LOCAL", 1, 16}}})
+row("gpu emulated: conv2d 1x8x16x16, 16 3x3", 2 * 16 * 8 * 9 * 16 * 16 / (t * 1e3), "MFLOP/s",
+    string.format("%.1f ms, pad 1, LOCAL 4x16", t))

@@ -211,6 +211,10 @@ T.test("bad arguments are one-line errors", function()
            function() uop.compile(A + 1, {beam = 65}) end)
   one_line("uop.compile: beam_budget, beam_cache and beam_progress need beam = N",
            function() uop.compile(A + 1, {beam_budget = 1}) end)
+  -- the gpu target's kernels have no host code to time
+  one_line("beam: the gpu target's kernels run in the emulator, which cannot time candidates",
+           function() uop.compile(A + 1, {target = "gpu"}):kernel(1):beam(2) end)
+  one_line("uop.compile: beam, kernel 1", function() uop.compile(A + 1, {target = "gpu", beam = 2}) end)
 end)
 
 os.execute('rm -rf "' .. cache_dir .. '"')

@@ -7,7 +7,9 @@
  * loads through a cast pointer, GEP, VECTORIZE, BITCAST, accumulators, an
  * empty loop and a two-range END; out-of-range accesses named with the
  * INDEX, the buffer and the loop variables; the instruction budget and the
- * interrupt; and the speed on a 128x128x128 matmul. */
+ * interrupt; the speed on a 128x128x128 matmul; and GPU programs: work
+ * items of a workgroup that exchange values through local memory across a
+ * BARRIER, and a barrier some work items never reach. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +30,7 @@
 #include "core/backend/ast_interp.h"
 #include "core/backend/linear_interp.h"
 #include "core/util/interrupt.h"
+#include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
 
 static UCtx *c;
@@ -532,6 +535,79 @@ static void test_matmul_128_speed(void **state) {
     schedule_free(s);
 }
 
+
+/* ---- GPU programs: workgroups, work items, local memory, barriers ---- */
+
+/* two workgroups of four work items: item l of group g stores g*10 + l into
+ * local[l], waits at the barrier, then writes local[(l + 1) % 4] out.  Run
+ * one item after another without the barrier, item 0 would read local[1]
+ * before item 1 wrote it. */
+static const char *EXCHANGE =
+    "%0 = DEFINE_GLOBAL int32.ptr(8) arg=0\n"
+    "%1 = DEFINE_LOCAL int32.ptr(4, local) arg=0\n"
+    "%2 = CONST int32 arg=4\n"
+    "%3 = CONST int32 arg=2\n"
+    "%4 = CONST int32 arg=10\n"
+    "%5 = CONST int32 arg=1\n"
+    "%6 = SPECIAL int32 (%3) arg=\"gidx0\"\n"
+    "%7 = SPECIAL int32 (%2) arg=\"lidx0\"\n"
+    "%8 = INDEX int32.ptr(4, local) (%1, %7)\n"
+    "%9 = MUL int32 (%6, %4)\n"
+    "%10 = ADD int32 (%9, %7)\n"
+    "%11 = STORE void (%8, %10)\n"
+    "%12 = BARRIER void (%11)\n"
+    "%13 = AFTER int32.ptr(4, local) (%1, %12)\n"
+    "%14 = ADD int32 (%7, %5)\n"
+    "%15 = MOD int32 (%14, %2)\n"
+    "%16 = INDEX int32.ptr(4, local) (%13, %15)\n"
+    "%17 = LOAD int32 (%16)\n"
+    "%18 = MUL int32 (%6, %2)\n"
+    "%19 = ADD int32 (%18, %7)\n"
+    "%20 = INDEX int32.ptr(8) (%0, %19)\n"
+    "%21 = STORE void (%20, %17)\n"
+    "%22 = LINEAR void (%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+    "%20, %21)\n";
+
+static void test_gpu_barrier_exchange(void **state) {
+    (void)state;
+    char err[512];
+    const UOp *lin = uop_parse_listing(c, EXCHANGE, err, sizeof err);
+    if (!lin) fail_msg("listing: %s", err);
+    int32_t out[8];
+    memset(out, 0xff, sizeof out);
+    void *bufs[1] = {out};
+    int64_t sizes[1] = {8};
+    run_ok(lin, bufs, sizes, 1, "exchange");
+    for (int g = 0; g < 2; g++)
+        for (int l = 0; l < 4; l++) assert_int_equal(out[g * 4 + l], g * 10 + (l + 1) % 4);
+}
+
+/* the barrier inside IF lidx0 < 2: items 2 and 3 finish while 0 and 1 wait */
+static void test_gpu_barrier_not_reached_by_all(void **state) {
+    (void)state;
+    char err[512];
+    const UOp *lin = uop_parse_listing(c,
+        "%0 = DEFINE_GLOBAL int32.ptr(4) arg=0\n"
+        "%1 = CONST int32 arg=4\n"
+        "%2 = CONST int32 arg=2\n"
+        "%3 = SPECIAL int32 (%1) arg=\"lidx0\"\n"
+        "%4 = CMPLT bool (%3, %2)\n"
+        "%5 = IF void (%4)\n"
+        "%6 = BARRIER void (%5)\n"
+        "%7 = ENDIF void (%5)\n"
+        "%8 = INDEX int32.ptr(4) (%0, %3)\n"
+        "%9 = STORE void (%8, %3)\n"
+        "%10 = LINEAR void (%0, %1, %2, %3, %4, %5, %6, %7, %8, %9)\n",
+        err, sizeof err);
+    if (!lin) fail_msg("listing: %s", err);
+    int32_t out[4] = {0};
+    void *bufs[1] = {out};
+    int64_t sizes[1] = {4};
+    assert_false(linear_interp_run(lin, bufs, sizes, 1, err, sizeof err));
+    if (!strstr(err, "work item 2 has finished but work item 0 waits at a barrier") || !strstr(err, "lidx0=2"))
+        fail_msg("message: %s", err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_every_point),
@@ -545,6 +621,8 @@ int main(void) {
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_interrupt),
         cmocka_unit_test(test_matmul_128_speed),
+        cmocka_unit_test(test_gpu_barrier_exchange),
+        cmocka_unit_test(test_gpu_barrier_not_reached_by_all),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

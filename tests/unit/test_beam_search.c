@@ -289,7 +289,7 @@ static void test_cache_entries(void **state) {
         "uopdb beam cache 1\nkey %s\nms 0.25\nopt UPCAST 1 3\n",             /* no end */
         "uopdb beam cache 2\nkey %s\nms 0.25\nend\n",                        /* another format */
         "uopdb beam cache 1\nkey %s\nms nan\nend\n",
-        "uopdb beam cache 1\nkey %s\nms 0.25\nopt LOCAL 0 4\nend\n",
+        "uopdb beam cache 1\nkey %s\nms 0.25\nopt SPLAT 0 4\nend\n",        /* no such opt */
         "uopdb beam cache 1\nkey %s\nms 0.25\nopt UPCAST 0 4 5\nend\n",
         "uopdb beam cache 1\nkey %s\nms 0.25\nend\nmore\n",
         "uopdb beam cache 1\nkey %s0\nms 0.25\nend\n",

@@ -71,6 +71,8 @@ uop.Tensor = Tensor
 local dtypes = uop.dtypes
 local INDEX = dtypes.index
 local INTERNAL = "=uopdb/"
+-- the most dimensions a shape may have (SHAPE_MAX_DIMS in core/sched/shape.h)
+local MAX_DIMS = 16
 
 -- ---------------------------------------------------------------- errors
 
@@ -203,6 +205,7 @@ local function shape_args(what, ...)
   else
     list = args
   end
+  if n > MAX_DIMS then fail("%s: a shape has at most %d dimensions, got %d", what, MAX_DIMS, n) end
   local shape = {}
   for i = 1, n do
     local v = list[i]

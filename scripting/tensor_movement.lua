@@ -26,6 +26,7 @@ function Tensor:reshape(...)
   else
     list = {...}
   end
+  if n > 16 then fail("reshape: a shape has at most 16 dimensions, got %d", n) end
   local infer, known = nil, 1
   for i = 1, n do
     local v = list[i]

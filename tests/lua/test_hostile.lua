@@ -1,0 +1,101 @@
+-- test_hostile.lua - hostile inputs that once crashed the process, ran out of
+-- memory or overflowed: each now works or fails with one clear line that
+-- pcall catches.
+local T = ...
+local d = uop.dtypes
+
+-- the resident memory of this process, in bytes (Linux /proc)
+local function rss_bytes()
+  local f = io.open("/proc/self/statm")
+  if not f then return nil end
+  local _, resident = f:read("n", "n")
+  f:close()
+  return resident * 4096
+end
+
+-- ---------------------------------------------------------------- BITCAST
+
+T.test("BITCAST to a zero-size dtype is refused by u:bitcast, uop.new and uop.parse", function()
+  local x = Tensor.ones(4).uop
+  T.raises("BITCAST needs a value dtype with a size, got void", function() return x:bitcast("void") end)
+  T.raises("got index.vec(0)", function() return x:bitcast("index.vec(0)") end)
+  T.raises("BITCAST needs a value dtype with a size", uop.new, "BITCAST", "void", {x})
+  local text = x:bitcast("int32"):listing():gsub("BITCAST int32", "BITCAST void")
+  T.raises("BITCAST needs a value dtype with a size", uop.parse, text)
+  -- a BITCAST with a size still changes the last dimension by the byte ratio
+  T.eq(uop.shape(x:bitcast("int16"))[1], 8)
+end)
+
+-- ---------------------------------------------------------------- shapes
+
+T.test("PAD by the largest integer on both sides is refused, not wrapped to a small shape", function()
+  local t = Tensor.ones(4)
+  local big = math.maxinteger
+  local padded = uop.new("PAD", d.float32, {t.uop, uop.const(d.index, big), uop.const(d.index, big)})
+  T.raises("pad too large", uop.shape, padded)
+  T.raises("pad too large", function() return t:pad{{big, big}}:tolist() end)
+  -- a pad that fits still works: 4 + 2 + 1
+  T.eq(uop.shape(t:pad{{2, 1}}.uop)[1], 7)
+end)
+
+T.test("a 17-D shape is refused naming the rank limit", function()
+  local s = {}
+  for i = 1, 17 do s[i] = 1 end
+  T.raises("ones: a shape has at most 16 dimensions, got 17", Tensor.ones, s)
+  T.raises("reshape: a shape has at most 16 dimensions, got 17", function() return Tensor.ones(1):reshape(s) end)
+  -- the raw RESHAPE names the limit too
+  local vals = {}
+  for i = 1, 17 do vals[i] = 1 end
+  local r = uop.new("RESHAPE", d.float32, {Tensor.ones(1).uop, uop.new("VCONST", d.index:vec(17), {}, vals)})
+  T.raises("too many dimensions: 17 (a shape has at most 16)", uop.shape, r)
+  s[17] = nil
+  T.eq(#Tensor.ones(s):shape(), 16)
+end)
+
+-- ---------------------------------------------------------------- host buffers
+
+T.test("a host buffer above 16 GiB is refused before it is allocated", function()
+  T.raises("uop.buffer: 34359738368 bytes exceeds the host buffer limit (16 GiB)", uop.buffer, d.float32, 2^33)
+  T.raises("empty: 34359738368 bytes exceeds the host buffer limit (16 GiB)", Tensor.empty, 2^33)
+  -- the element count overflows int64: still one line, no wrap-around
+  T.raises("exceeds the host buffer limit (16 GiB)", Tensor.empty, 2^40, 2^40)
+  T.raises("rand: 137438953472 bytes exceeds the host buffer limit (16 GiB)", Tensor.rand, 4, 2^32, 2)
+end)
+
+T.test("a large host buffer is zeroed lazily: 1 GiB allocated, few pages committed", function()
+  local before = rss_bytes()
+  if not before then return end
+  local b = uop.buffer(d.float32, 2^28)
+  local after = rss_bytes()
+  T.ok(after - before < 64 * 2^20, string.format("RSS grew by %d bytes", after - before))
+  -- and it reads as zeros
+  local v = uop.buffer_values(uop.buffer(d.int32, 3))
+  T.eq(v[1] + v[2] + v[3], 0)
+  b = nil
+  collectgarbage()
+end)
+
+T.test("Tensor.rand: the same splitmix64 numbers, filled without a Lua list", function()
+  -- splitmix64 from seed 7, written out in plain Lua: (z >> 40) * 2^-24 for float32
+  local state, want = 7, {}
+  for i = 1, 5 do
+    state = state + 0x9E3779B97F4A7C15
+    local z = state
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    z = z ~ (z >> 31)
+    want[i] = (z >> 40) * 2.0 ^ -24
+  end
+  Tensor.manual_seed(7)
+  local a = Tensor.rand(3):tolist()
+  local b = Tensor.rand(2):tolist()   -- the state moved on by 3 steps
+  T.eq(a[1], want[1]); T.eq(a[3], want[3]); T.eq(b[1], want[4]); T.eq(b[2], want[5])
+  T.eq(Tensor.rand(2, {seed = 7}):tolist()[2], want[2])
+end)
+
+T.test("NaN and infinities written to a float buffer stay NaN and infinite", function()
+  local v = Tensor.new({0 / 0, 1 / 0, -1 / 0, 2.5}):tolist()
+  T.ok(v[1] ~= v[1], "NaN")
+  T.eq(v[2], math.huge); T.eq(v[3], -math.huge); T.eq(v[4], 2.5)
+  T.raises("does not fit in an integer", uop.buffer, d.int32, {0 / 0})
+end)

@@ -99,3 +99,17 @@ T.test("NaN and infinities written to a float buffer stay NaN and infinite", fun
   T.eq(v[2], math.huge); T.eq(v[3], -math.huge); T.eq(v[4], 2.5)
   T.raises("does not fit in an integer", uop.buffer, d.int32, {0 / 0})
 end)
+
+-- ---------------------------------------------------------------- the reference
+
+T.test("a float32 sum past 2^24 validates: the reference accumulates in float64", function()
+  -- tinygrad v0.12.0 (CPU): Tensor.ones(2**25).sum().item() == 33554432.0
+  local t = Tensor.ones(2^25):sum()
+  T.eq(uop.reference(t.uop), 33554432.0)
+  local _, rep = uop.compile(t):run{validate = true}
+  T.ok(rep.ok, tostring(rep))
+  T.eq(t:item(), 33554432.0)
+  -- the result is still rounded to float32 once: 2^24 + 1 ones sum to 2^24 + 1,
+  -- which float32 holds as 2^24
+  T.eq(uop.reference(Tensor.ones(2^24 + 1):sum().uop), 16777216.0)
+end)

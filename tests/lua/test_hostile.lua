@@ -113,3 +113,22 @@ T.test("a float32 sum past 2^24 validates: the reference accumulates in float64"
   -- which float32 holds as 2^24
   T.eq(uop.reference(Tensor.ones(2^24 + 1):sum().uop), 16777216.0)
 end)
+
+-- ---------------------------------------------------------------- rules
+
+T.test("a Lua rule returning a node of another dtype is refused, naming the rule", function()
+  local x = uop.var("x", 0, 10)
+  local retype = uop.rules{ {name = "mul_to_float", pattern = "(MUL a b)", rewrite = function(m) return m.a:cast("float32") end} }
+  local msg = T.err(uop.rewrite, x * 2, retype)
+  T.contains(msg, 'rule "mul_to_float"')
+  T.contains(msg, "rewrite returned a float32 node for the index node")
+  T.ok(not msg:find("\n"), "one line")
+  -- inside a kernel's stage too
+  local A = Tensor.new({{1, 2}, {3, 4}}, "float32")
+  local k = uop.compile(A:matmul(A)):kernel(1)
+  k:insert(15, uop.rules{ {name = "int_mul_to_float", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a:cast("float32") end} })
+  T.raises("rewrite returned a float32 node for the int32 node", k.seek, k, 22)
+  -- a rule keeping the dtype still rewrites
+  local same = uop.rules{ {name = "mul_to_add", pattern = "(MUL a b)", rewrite = function(m) return m.a + m.b end} }
+  T.eq(uop.rewrite(x * 2, same):op(), "ADD")
+end)

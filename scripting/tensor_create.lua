@@ -6,6 +6,8 @@ local Tensor = uop.Tensor
 local dtypes = uop.dtypes
 local F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool
 local fail, is_tensor, is_opts = shared.fail, shared.is_tensor, shared.is_opts
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local fmt_shape, prod, shape_eq = shared.fmt_shape, shared.prod, shared.shape_eq
 local concat, ceildiv, new_shape_args = shared.concat, shared.ceildiv, shared.new_shape_args
 local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype, shared.is_float

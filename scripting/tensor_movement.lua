@@ -7,6 +7,8 @@
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, shape_eq = shared.fail, shared.fmt_shape, shared.prod, shared.shape_eq
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local copy, concat, is_tensor = shared.copy, shared.concat, shared.is_tensor
 local shape_args, ivec, wrap = shared.shape_args, shared.ivec, shared.wrap
 local resolve_axis, named_args = shared.resolve_axis, shared.named_args

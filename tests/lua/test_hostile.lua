@@ -132,3 +132,34 @@ T.test("a Lua rule returning a node of another dtype is refused, naming the rule
   local same = uop.rules{ {name = "mul_to_add", pattern = "(MUL a b)", rewrite = function(m) return m.a + m.b end} }
   T.eq(uop.rewrite(x * 2, same):op(), "ADD")
 end)
+
+-- ---------------------------------------------------------------- bisect progress
+
+T.test("k:bisect tells its progress before each check, and a progress function can stop it", function()
+  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
+  local k = uop.compile(A:matmul(A)):kernel(1)
+  k:insert(15, uop.rules{ {name = "mul_to_add", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+  local seen = {}
+  local stage, culprit = k:bisect{quiet = true, progress = function(what, checked)
+    seen[#seen + 1] = {what, checked}
+  end}
+  T.eq(stage, 15)
+  T.ok(culprit and culprit.rule == "mul_to_add", "culprit found")
+  -- the first check is point 0, then the stages searched, then the rewrites of stage 15
+  T.eq(seen[1][1], "stage 0"); T.eq(seen[1][2], 0)
+  local stages, rewrites = 0, 0
+  for i, s in ipairs(seen) do
+    T.eq(s[2], i - 1, "checks counted in order")
+    if s[1]:match("^stage %d+$") then stages = stages + 1 end
+    if s[1]:match("^rewrite %d+ of %d+ in stage 15$") then rewrites = rewrites + 1 end
+  end
+  T.ok(stages >= 3 and rewrites >= 1 and stages + rewrites == #seen, "stages and rewrites: " .. #seen)
+  -- an error in the progress function stops the bisect with it
+  local calls = 0
+  T.raises("bisect: progress:", k.bisect, k, {quiet = true, progress = function()
+    calls = calls + 1
+    if calls == 3 then error("stop here") end
+  end})
+  T.eq(calls, 3)
+  T.raises("bisect: progress must be a function", k.bisect, k, {progress = 1})
+end)

@@ -532,7 +532,7 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
     idx = lua_absindex(L, idx);
     luaL_checktype(L, idx, LUA_TTABLE);
     int n = (int)luaL_len(L, idx);
-    if (n > 32) return luaL_error(L, "at most 32 opts");
+    if (n > 32) return luaL_error(L, "opts: at most 32 opts, got %d", n);
     /* a single opt may be given flat: k:opts{"UPCAST", 1, 3} */
     lua_geti(L, idx, 1);
     bool flat = lua_type(L, -1) == LUA_TSTRING;
@@ -553,12 +553,18 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         const char *op = lua_tostring(L, -3);
         if (!op || !opt_op_from_name(op, &out[i].op))
             return luaL_error(L, "opt %d: unknown opt %s (UPCAST, UNROLL or THREAD)", i + 1, op ? op : "(not a string)");
-        if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
-            return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
-        lua_Integer axis = lua_tointeger(L, -2), amount = lua_tointeger(L, -1);
-        if (axis < INT_MIN || axis > INT_MAX || amount < INT_MIN || amount > INT_MAX)
-            return luaL_error(L, "opt %d: axis %I or amount %I out of range", i + 1, (LUAI_UACINT)axis,
-                              (LUAI_UACINT)amount);
+        /* a float with an integer value (2^40) counts as that integer */
+        int axis_ok, amount_ok;
+        lua_Integer axis = lua_tointegerx(L, -2, &axis_ok), amount = lua_tointegerx(L, -1, &amount_ok);
+        if (!axis_ok || !amount_ok) {
+            const char *a = luaL_tolstring(L, -2, NULL);
+            const char *b = luaL_tolstring(L, -2, NULL);   /* the amount, below the text just pushed */
+            return luaL_error(L, "opt %d: axis and amount must be integers, got %s and %s", i + 1, a, b);
+        }
+        if (axis < 0 || axis > INT_MAX)
+            return luaL_error(L, "opt %d: axis %I is out of range (0 to %d)", i + 1, (LUAI_UACINT)axis, INT_MAX);
+        if (amount < INT_MIN || amount > INT_MAX)
+            return luaL_error(L, "opt %d: amount %I is out of range (at most %d)", i + 1, (LUAI_UACINT)amount, INT_MAX);
         out[i].axis = (int)axis;
         out[i].amount = (int)amount;
         lua_pop(L, 4);

@@ -163,3 +163,54 @@ T.test("k:bisect tells its progress before each check, and a progress function c
   T.eq(calls, 3)
   T.raises("bisect: progress must be a function", k.bisect, k, {progress = 1})
 end)
+
+-- ---------------------------------------------------------------- limits
+
+-- (compiling and running it works too, in about 6 s: test_depth.lua compiles a
+-- 100000-deep chain, which takes the same walks)
+T.test("a 1000000-deep elementwise chain: printed, drawn, shaped and computed, or refused naming the limit", function()
+  local b = uop.buffer(d.float32, {1, 2, 3, 4})
+  local ones = uop.buffer(d.float32, {1, 1, 1, 1})
+  local N = 1000000
+  local chain = b
+  for _ = 1, N do chain = chain + ones end
+  T.ok(#chain:listing() > N, "listing")
+  T.ok(#uop.dot(chain) > N, "dot")
+  T.eq(uop.shape(chain)[1], 4)
+  local want = {N + 1.0, N + 2.0, N + 3.0, N + 4.0}
+  local ref = uop.reference(chain)
+  for i = 1, 4 do T.eq(ref[i], want[i]) end
+  -- tinygrad's repr indents by depth (quadratic text): refused past its depth limit
+  local msg = T.err(chain.to_tinygrad, chain)
+  T.ok(msg:find("graph too deep for the tinygrad repr: %d+ nested nodes %(limit 4000%)"), msg)
+end)
+
+T.test("huge opts are refused naming the limit", function()
+  local k = uop.compile(Tensor.ones(4, 4):contiguous() + 1):kernel(1)
+  T.raises("opt 1: amount 1099511627776 is out of range (at most 2147483647)", k.opts, k, {{"UPCAST", 0, 2^40}})
+  T.raises("opt 1: axis 1099511627776 is out of range (0 to 2147483647)", k.opts, k, {{"UPCAST", 1 << 40, 2}})
+  T.raises("opt 1: axis and amount must be integers, got 0 and 1.5", k.opts, k, {{"UPCAST", 0, 1.5}})
+  local many = {}
+  for i = 1, 100000 do many[i] = {"UPCAST", 0, 2} end
+  T.raises("opts: at most 32 opts, got 100000", k.opts, k, many)
+  -- an amount in range but larger than the axis: refused by stage 7, naming the size
+  k:opts{{"UPCAST", 0, 1 << 30}}
+  T.raises("amount 1073741824 is more than the size 16", k.seek, k, 22)
+end)
+
+T.test("many outputs: at most 64, refused naming the limit", function()
+  local outs = {}
+  for i = 1, 65 do outs[i] = Tensor.ones(2) + i end
+  T.raises("uop.compile: at most 64 outputs, got 65", uop.compile, outs)
+  outs[65] = nil
+  T.eq(#uop.compile(outs):kernels() >= 1, true)
+end)
+
+T.test("a 1e9-element reduction runs without holding 1e9 elements", function()
+  -- 4 GB of lazily zeroed input: read, never written, so few pages are committed
+  local before = rss_bytes()
+  T.eq(Tensor.empty(1000000000):sum():item(), 0.0)
+  if before then T.ok(rss_bytes() - before < 256 * 2^20, "RSS grew by " .. (rss_bytes() - before)) end
+  -- a constant's 2^31-element sum is exact in float32
+  T.eq(Tensor.ones(2^31):sum():item(), 2147483648.0)
+end)

@@ -180,9 +180,7 @@ T.test("a 1000000-deep elementwise chain: printed, drawn, shaped and computed, o
   local want = {N + 1.0, N + 2.0, N + 3.0, N + 4.0}
   local ref = uop.reference(chain)
   for i = 1, 4 do T.eq(ref[i], want[i]) end
-  -- tinygrad's repr indents by depth (quadratic text): refused past its depth limit
-  local msg = T.err(chain.to_tinygrad, chain)
-  T.ok(msg:find("graph too deep for the tinygrad repr: %d+ nested nodes %(limit 4000%)"), msg)
+  -- (tinygrad's repr of it, linear now, is about 250 MB: test_depth.lua checks a 100000-deep one)
 end)
 
 T.test("huge opts are refused naming the limit", function()

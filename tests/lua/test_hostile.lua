@@ -212,3 +212,15 @@ T.test("a 1e9-element reduction runs without holding 1e9 elements", function()
   -- a constant's 2^31-element sum is exact in float32
   T.eq(Tensor.ones(2^31):sum():item(), 2147483648.0)
 end)
+
+T.test("huge shapes are refused naming the limit before anything is allocated", function()
+  -- 2^60 elements: more than a shape may have
+  local msg = T.err(function() local v = Tensor.ones(2^30, 2^30):sum():item(); return v end)
+  T.contains(msg, "has too many elements (at most 2^56)")
+  T.contains(msg, "Tensor.item: ")
+  -- 2^40 float32 elements to realize: more than a host buffer may hold
+  msg = T.err(function() local r = Tensor.ones(2^20, 2^20):contiguous():realize(); return r end)
+  T.contains(msg, "4398046511104 bytes exceeds the host buffer limit (16 GiB)")
+  -- a lazy tensor of that shape is fine until it is computed
+  T.eq(Tensor.zeros(2^40, 2^10):shape()[1], 2^40)
+end)

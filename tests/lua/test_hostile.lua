@@ -224,3 +224,10 @@ T.test("huge shapes are refused naming the limit before anything is allocated", 
   -- a lazy tensor of that shape is fine until it is computed
   T.eq(Tensor.zeros(2^40, 2^10):shape()[1], 2^40)
 end)
+
+T.test("an intermediate buffer above the host limit is refused naming it", function()
+  local a = (Tensor.ones(2^21, 2^12) + 1):contiguous()   -- 2^33 float32: 32 GiB
+  local b = a:sum(1) + a:sum(0):sum()
+  local msg = T.err(function() local r = b:realize(); return r end)
+  T.contains(msg, "cannot allocate tmp0 (8589934592 elements): more than the host buffer limit (16 GiB)")
+end)

@@ -333,6 +333,7 @@ setmetatable(Tensor, {__call = function(_, ...) return Tensor.new(...) end})
 shared.fail = fail
 shared.is_tensor = is_tensor
 shared.show = show
+shared.MAX_DIMS = MAX_DIMS
 shared.is_opts = is_opts
 shared.named_args = named_args
 shared.trailing_opts = trailing_opts

@@ -28,7 +28,7 @@ function Tensor:reshape(...)
   else
     list = {...}
   end
-  if n > 16 then fail("reshape: a shape has at most 16 dimensions, got %d", n) end
+  if n > shared.MAX_DIMS then fail("reshape: a shape has at most %d dimensions, got %d", shared.MAX_DIMS, n) end
   local infer, known = nil, 1
   for i = 1, n do
     local v = list[i]

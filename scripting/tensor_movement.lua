@@ -29,10 +29,12 @@ function Tensor:reshape(...)
     list = {...}
   end
   if n > shared.MAX_DIMS then fail("reshape: a shape has at most %d dimensions, got %d", shared.MAX_DIMS, n) end
-  local infer, known = nil, 1
+  local infer, known, known_f = nil, 1, 1.0
   for i = 1, n do
     local v = list[i]
     if v == nil then v = self._shape[i] end
+    -- a float with an integer value (2^40) counts as that integer, as in shape_args
+    if math.type(v) == "float" and v == math.floor(v) then v = math.tointeger(v) or v end
     if math.type(v) ~= "integer" then fail("reshape: dimension %d is %s, not an integer", i - 1, tostring(v)) end
     if v == -1 then
       if infer then fail("reshape: only one dimension can be -1, got %s", fmt_shape(list)) end
@@ -40,9 +42,13 @@ function Tensor:reshape(...)
     elseif v < 0 then
       fail("reshape: negative dimension %d", v)
     else
-      known = known * v
+      known, known_f = known * v, known_f * v
     end
     shape[i] = v
+  end
+  -- the product in floating point too: an integer product past 2^63 wraps
+  if known_f > 2.0 ^ 56 then
+    fail("reshape: %s has too many elements (at most 2^56)", fmt_shape(shape))
   end
   if infer then
     if known == 0 then fail("reshape: cannot infer -1 of %s with a zero-size dimension", fmt_shape(shape)) end

@@ -221,6 +221,8 @@ T.test("huge shapes are refused naming the limit before anything is allocated", 
   -- 2^40 float32 elements to realize: more than a host buffer may hold
   msg = T.err(function() local r = Tensor.ones(2^20, 2^20):contiguous():realize(); return r end)
   T.contains(msg, "4398046511104 bytes exceeds the host buffer limit (16 GiB)")
+  -- a reshape whose element count wraps int64 (2^62 * 4 = 2^64) is not taken for 0 elements
+  T.raises("reshape: (4611686018427387904, 4) has too many elements (at most 2^56)", Tensor.reshape, Tensor.ones(4), 2^62, 4)
   -- a lazy tensor of that shape is fine until it is computed
   T.eq(Tensor.zeros(2^40, 2^10):shape()[1], 2^40)
 end)

@@ -17,6 +17,10 @@ local bad_args = {
   {n = 0}, {nil, n = 1}, {"x", n = 1}, {{}, n = 1}, {1.5, n = 1}, {-1, n = 1}, {true, n = 1},
   {Tensor.ones(2), n = 1}, {{1, "a"}, n = 1}, {nil, nil, 3, n = 3}, {2, "x", n = 2}, {{{}}, n = 1},
   {0 / 0, n = 1}, {print, n = 1},
+  -- bad options, odd dtypes and shapes, extreme numbers
+  {{dtype = 5}, n = 1}, {{dtype = "nope"}, n = 1}, {0, {keepdim = "x"}, n = 2}, {1, {stride = 0}, n = 2},
+  {Tensor.ones(3, 2), n = 1}, {Tensor.new({true, false}), n = 1}, {math.huge, n = 1}, {math.mininteger, n = 1},
+  {1, 2, 3, 4, 5, 6, 7, 8, n = 8}, {{{1, 2}, {3}}, n = 1},
 }
 
 -- every message of a failed call must be one clear line at the caller

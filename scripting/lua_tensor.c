@@ -17,6 +17,7 @@
 #include "../core/backend/backend.h"
 #include "../core/backend/tensor_reference.h"
 #include "../core/sched/shape.h"
+#include "../core/util/interrupt.h"
 #include "../core/util/u64map.h"
 #include <math.h>
 #include <stdio.h>
@@ -267,6 +268,8 @@ static int t_random_buffer(lua_State *L) {
     const UOp *b = luop_buffer_new(L, dt, count, &data);
     double scale = ldexp(1.0, -(int)bits);
     for (lua_Integer i = 0; i < count; i++) {
+        /* a fill of billions of numbers stops on Ctrl-C */
+        if ((i & 0xFFFFF) == 0xFFFFF && uopdb_interrupted()) return luaL_error(L, "rand: interrupted");
         state += 0x9E3779B97F4A7C15ull;
         uint64_t z = state;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

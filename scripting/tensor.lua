@@ -232,12 +232,23 @@ local function shape_args(what, ...)
   return shape, opts
 end
 
+-- raises "what: the shape (...) has too many elements (at most 2^56)" for a
+-- shape whose dims (zeros counted as ones, as core/sched/shape.h counts
+-- them) multiply past 2^56; the product is taken in floating point, so an
+-- integer product that would wrap is caught too
+local function check_numel(what, shape)
+  local n = 1.0
+  for i = 1, #shape do n = n * math.max(shape[i], 1) end
+  if n > 2.0 ^ 56 then fail("%s: the shape %s has too many elements (at most 2^56)", what, fmt_shape(shape)) end
+end
+
 -- shape_args for a new tensor's shape, where -1 ("keep") means nothing
 local function new_shape_args(what, ...)
   local shape, opts = shape_args(what, ...)
   for i = 1, #shape do
     if shape[i] < 0 then fail("%s: dimension %d of the shape is %d, negative", what, i - 1, shape[i]) end
   end
+  check_numel(what, shape)
   return shape, opts
 end
 
@@ -346,6 +357,7 @@ shared.ceildiv = ceildiv
 shared.shape_args = shape_args
 shared.check_number = check_number
 shared.new_shape_args = new_shape_args
+shared.check_numel = check_numel
 shared.device = device
 shared.ivec = ivec
 shared.wrap = wrap

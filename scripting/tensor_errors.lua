@@ -5,8 +5,11 @@
 -- Tensor function the user called and the arguments it got:
 --   x.lua:3: Tensor.conv2d: an argument is missing or of the wrong type:
 --   a nil value ('weight') cannot be indexed (called with Tensor(1, 1, 4, 4) float32, nil)
--- Errors the front end raises itself (shared.fail) already name the function
--- and point at the caller's line; they pass unchanged.  Only the outermost
+-- Errors the front end raises itself (shared.fail) already point at the
+-- caller's line; when they name another function than the one called
+-- (Tensor.arange failing in its reshape) the called one is put first:
+--   x.lua:3: Tensor.arange: reshape: (...) has too many elements ...
+-- Only the outermost
 -- Tensor call is wrapped in a pcall: the calls a Tensor function makes to
 -- others run unwrapped.
 local uop, shared = ...
@@ -70,7 +73,17 @@ local function guarded(name, fn)
     depth = 0
     if res[1] then return table.unpack(res, 2, res.n) end
     local msg = res[2]
-    if type(msg) ~= "string" or not msg:find(INTERNAL_WHERE) then error(msg, 0) end
+    if type(msg) ~= "string" then error(msg, 0) end
+    if not msg:find(INTERNAL_WHERE) then
+      -- raised by the front end at the caller's line: it names the function
+      -- that failed, which may be one this one called (arange's reshape);
+      -- then the one the user called goes first
+      local where, text = msg:match("^(.-:%d+: )(.*)$")
+      if not where then where, text = "", msg end
+      local first = text:match("^[%w_]+")
+      if first == name or first == "Tensor" then error(msg, 0) end
+      error(where .. "Tensor." .. name .. ": " .. text, 0)
+    end
     -- the innermost location is the front end's; the text after it is the cause
     local cause = msg
     while cause:find(INTERNAL_WHERE) do cause = cause:gsub(INTERNAL_WHERE, "", 1) end

@@ -74,6 +74,7 @@ local function broadcast_to(self, new)
       fail("cannot broadcast %s to %s", fmt_shape(self._shape), fmt_shape(new))
     end
   end
+  shared.check_numel("expand", new)
   local r = reshape_raw(self, aligned)
   if shape_eq(aligned, new) then return r end
   return wrap(uop.new("EXPAND", self._dtype, {r.uop, ivec(new)}), copy(new), self._dtype)

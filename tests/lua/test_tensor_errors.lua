@@ -60,6 +60,8 @@ T.test("an internal error names the Tensor function called and its arguments", f
   T.contains(T.err(function() return Tensor.abs() end), "Tensor.abs: needs a Tensor to work on, got nil (call it as t:abs(...))")
   -- a Tensor where a dimension belongs is shown by its shape, not its elements
   T.contains(T.err(Tensor.empty, 2, Tensor.ones(2, 3)), "empty: dimension 1 of the shape is Tensor(2, 3) float32, not an integer")
+  -- an error raised in a function another one calls names the one called first
+  T.contains(T.err(Tensor.arange, 2^40), "Tensor.arange: reshape: ")
   -- an error the front end raises itself passes unchanged
   T.contains(T.err(function() local r = Tensor.ones(2):reshape(3); return r end), HERE)
 end)

@@ -15,8 +15,8 @@ SAN ?= 0
 
 ifeq ($(SAN),1)
   BUILD ?= build-san
-  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-  LDSAN := -fsanitize=address,undefined
+  OPT := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=undefined,float-cast-overflow
+  LDSAN := -fsanitize=address,undefined,float-cast-overflow
 else
   BUILD ?= build
   OPT := -O2 -g

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lua_compile.h"
 #include "uopdb_lua.h"
@@ -530,7 +532,7 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
     idx = lua_absindex(L, idx);
     luaL_checktype(L, idx, LUA_TTABLE);
     int n = (int)luaL_len(L, idx);
-    if (n > 32) return luaL_error(L, "at most 32 opts");
+    if (n > 32) return luaL_error(L, "opts: at most 32 opts, got %d", n);
     /* a single opt may be given flat: k:opts{"UPCAST", 1, 3} */
     lua_geti(L, idx, 1);
     bool flat = lua_type(L, -1) == LUA_TSTRING;
@@ -559,12 +561,18 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
             lua_pushinteger(L, 0);
             lua_replace(L, -2);
         }
-        if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
-            return luaL_error(L, "opt %d: axis and amount must be integers", i + 1);
-        lua_Integer axis = lua_tointeger(L, -2), amount = lua_tointeger(L, -1);
-        if (axis < INT_MIN || axis > INT_MAX || amount < INT_MIN || amount > INT_MAX)
-            return luaL_error(L, "opt %d: axis %I or amount %I out of range", i + 1, (LUAI_UACINT)axis,
-                              (LUAI_UACINT)amount);
+        /* a float with an integer value (2^40) counts as that integer */
+        int axis_ok, amount_ok;
+        lua_Integer axis = lua_tointegerx(L, -2, &axis_ok), amount = lua_tointegerx(L, -1, &amount_ok);
+        if (!axis_ok || !amount_ok) {
+            const char *a = luaL_tolstring(L, -2, NULL);
+            const char *b = luaL_tolstring(L, -2, NULL);   /* the amount, below the text just pushed */
+            return luaL_error(L, "opt %d: axis and amount must be integers, got %s and %s", i + 1, a, b);
+        }
+        if (axis < 0 || axis > INT_MAX)
+            return luaL_error(L, "opt %d: axis %I is out of range (0 to %d)", i + 1, (LUAI_UACINT)axis, INT_MAX);
+        if (amount < INT_MIN || amount > INT_MAX)
+            return luaL_error(L, "opt %d: amount %I is out of range (at most %d)", i + 1, (LUAI_UACINT)amount, INT_MAX);
         out[i].axis = (int)axis;
         out[i].amount = (int)amount;
         lua_pop(L, 4);
@@ -1015,7 +1023,48 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
     lua_setfield(L, -2, "after_node");
 }
 
-/* k:bisect([{quiet=, all=}]) -> stage, culprit, reports: the first stage whose
+/* The progress of k:bisect: a Lua function given as {progress = fn} is
+ * called as fn(what, checked) before each check (an error in it stops the
+ * bisect with that error); without one, on a terminal, a bisect running
+ * longer than a second shows one line on stderr, rewritten in place, that
+ * says what it checks (Ctrl-C stops it). */
+typedef struct BisectShow {
+    lua_State *L;
+    int fn;              /* stack index of the Lua function, 0: none */
+    const char *name;    /* the kernel's */
+    double start_s;
+    bool shown;          /* a terminal line was written */
+    bool failed;         /* the Lua function raised; its message is on the stack */
+} BisectShow;
+
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool bisect_progress(void *ud, const char *what, int checked) {
+    BisectShow *b = ud;
+    if (b->fn) {
+        lua_pushvalue(b->L, b->fn);
+        lua_pushstring(b->L, what);
+        lua_pushinteger(b->L, checked);
+        if (lua_pcall(b->L, 2, 0, 0) != LUA_OK) {
+            b->failed = true;
+            return false;
+        }
+        return true;
+    }
+    double t = monotonic_s() - b->start_s;
+    if (t >= 1.0) {
+        fprintf(stderr, "\rbisect %s: checking %s (%d checked, %.0f s; Ctrl-C stops)\033[K", b->name, what, checked, t);
+        fflush(stderr);
+        b->shown = true;
+    }
+    return true;
+}
+
+/* k:bisect([{quiet=, all=, progress=}]) -> stage, culprit, reports: the first stage whose
  * output differs from the reference (nil if none), the rewrite in it that
  * made it wrong ({rule=, where=, index=, of=, before=, after=}, nil when it
  * cannot be named), and the reports of the points checked (by stage + 1);
@@ -1024,12 +1073,26 @@ static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-    check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", NULL});
+    check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", "progress", NULL});
+    BisectShow show = {L, 0, pipeline_name(kp), monotonic_s(), false, false};
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "progress");
+        if (lua_isfunction(L, -1)) show.fn = lua_gettop(L);
+        else if (!lua_isnil(L, -1)) return luaL_error(L, "bisect: progress must be a function, got %s", luaL_typename(L, -1));
+        else lua_pop(L, 1);
+    }
+    BisectProgress progress = {bisect_progress, &show};
+    bool on_terminal = isatty(STDERR_FILENO);
     BisectResult r;
     char err[1024];
-    if (!dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"), &r, err,
-                    sizeof err))
-        return luaL_error(L, "bisect: %s", err);
+    bool ok = dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"),
+                         show.fn || on_terminal ? &progress : NULL, &r, err, sizeof err);
+    if (show.shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    if (show.failed) return luaL_error(L, "bisect: progress: %s", lua_tostring(L, -1));
+    if (!ok) return luaL_error(L, "bisect: %s", err);
     if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);
     else lua_pushnil(L);
     push_culprit(L, &r.culprit);

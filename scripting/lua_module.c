@@ -28,7 +28,8 @@
     X(tensor_index)       \
     X(tensor_join)        \
     X(tensor_einsum)      \
-    X(tensor_realize)
+    X(tensor_realize)     \
+    X(tensor_errors)
 
 #define DECLARE_PART(name)                \
     extern const char uopdb_lua_##name[]; \

@@ -219,7 +219,7 @@ static int l_compile(lua_State *L) {
     } else if (lua_type(L, 1) == LUA_TTABLE) {
         lua_Integer len = luaL_len(L, 1);
         if (len < 1) return luaL_argerror(L, 1, "an empty list: give a tensor or a list of tensors");
-        if (len > 64) return luaL_argerror(L, 1, "at most 64 outputs");
+        if (len > 64) return luaL_error(L, "uop.compile: at most 64 outputs, got %d", (int)len);
         for (lua_Integer i = 1; i <= len; i++) {
             lua_geti(L, 1, i);
             const UOp *u = luop_test_tensor(L, -1);

@@ -88,6 +88,13 @@ static const UOp *lua_rewrite_fn(const Match *m, void *ud) {
     if (!lua_isnil(L, -1)) {
         out = luop_test(L, -1);
         if (!out) rewrite_fail(m, "rewrite must return a UOp or nil, got %s", luaL_typename(L, -1));
+        else if (out->dtype != m->root->dtype) {
+            /* another dtype would leave the parents ill-typed */
+            char got[64], want[64];
+            rewrite_fail(m, "rewrite returned a %s node for the %s node %%%u (a rule must keep the dtype)",
+                         dt_str(out->dtype, got, sizeof got), dt_str(m->root->dtype, want, sizeof want), m->root->id);
+            out = NULL;
+        }
     }
     lua_pop(L, 1);
     return out;

@@ -18,6 +18,7 @@
 #include "../core/backend/backend.h"
 #include "../core/backend/tensor_reference.h"
 #include "../core/sched/shape.h"
+#include "../core/util/interrupt.h"
 #include "../core/util/u64map.h"
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +141,16 @@ static const UOp *fresh_unique(lua_State *L, BufferRegistry *r) {
     return uop_new(c, OP_UNIQUE, DT_VOID, NULL, 0, arg_int(c, r->next_unique++));
 }
 
+/* raises "uop.buffer: N bytes exceeds the host buffer limit (16 GiB)" before
+ * a buffer too large to hold is allocated */
+static void check_host_limit(lua_State *L, const DType *dt, int64_t count) {
+    int64_t bytes = buffer_bytes(dt, count);
+    if (bytes < 0 || bytes > BUFFER_HOST_LIMIT_BYTES) {
+        if (bytes < 0) luaL_error(L, "uop.buffer: %I elements overflow a byte count; the host buffer limit is " BUFFER_HOST_LIMIT_TEXT, (lua_Integer)count);
+        luaL_error(L, "uop.buffer: %I bytes exceeds the host buffer limit (" BUFFER_HOST_LIMIT_TEXT ")", (lua_Integer)bytes);
+    }
+}
+
 const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **data_out) {
     BufferRegistry *r = check_registry(L);
     UCtx *c = luop_ctx(L);
@@ -147,6 +158,7 @@ const UOp *luop_buffer_new(lua_State *L, const DType *dt, int64_t count, void **
     if (!buffer_dtype_ok(dt))
         luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_str(dt, name, sizeof name));
     if (count < 0) luaL_error(L, "buffer: negative size %I", (lua_Integer)count);
+    check_host_limit(L, dt, count);
     void *data = buffer_alloc(dt, count);
     if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_str(dt, name, sizeof name));
     const UOp *dev = uop_new(c, OP_DEVICE, DT_VOID, NULL, 0, arg_str(c, "CPU"));
@@ -183,6 +195,7 @@ void *luop_buffer_attach(lua_State *L, const UOp *node, const DType *dt, int64_t
     char name[64];
     if (!buffer_dtype_ok(dt))
         luaL_error(L, "buffer: %s cannot hold host data (a scalar number or bool dtype is needed)", dt_str(dt, name, sizeof name));
+    check_host_limit(L, dt, count);
     void *data = buffer_alloc(dt, count);
     if (!data) luaL_error(L, "buffer: out of memory for %I elements of %s", (lua_Integer)count, dt_str(dt, name, sizeof name));
     if (!registry_put(r, node->id, data, (size_t)buffer_bytes(dt, count))) {
@@ -209,10 +222,12 @@ static void write_element(lua_State *L, const DType *dt, void *p, size_t k, int 
     if (t != LUA_TNUMBER && t != LUA_TBOOLEAN)
         luaL_error(L, "buffer: element %I is a %s, not a number or boolean", (lua_Integer)k + 1, luaL_typename(L, idx));
     double f = t == LUA_TBOOLEAN ? (double)lua_toboolean(L, idx) : lua_tonumber(L, idx);
-    int64_t i;
+    int64_t i = 0;
     if (t == LUA_TBOOLEAN) i = lua_toboolean(L, idx);
     else if (lua_isinteger(L, idx)) i = lua_tointeger(L, idx);
-    else {
+    else if (!dt_is_floating(dt)) {
+        /* only an integer or bool element needs the integer value: a NaN or
+         * inf bound for a float buffer is never converted to int64 */
         if (!dt_is_floating(dt) && dt->sk != SK_BOOL && (isnan(f) || !(f >= -0x1p63 && f < 0x1p63)))
             luaL_error(L, "buffer: element %I (%f) does not fit in an integer", (lua_Integer)k + 1, f);
         i = dt->sk == SK_BOOL ? f != 0 : (int64_t)f;
@@ -313,6 +328,37 @@ static int t_buffer(lua_State *L) {
     }
     lua_Integer n = luaL_checkinteger(L, 2);
     luop_push(L, luop_buffer_new(L, dt, n, &data));
+    return 1;
+}
+
+/* uop._random_buffer(dtype, count, bits, seed): a BUFFER of count uniform
+ * numbers in [0, 1) with bits random bits each, from splitmix64 starting at
+ * seed (Tensor.rand's generator, filled here so that no Lua table of count
+ * numbers is built; the size is checked before anything is allocated) */
+static int t_random_buffer(lua_State *L) {
+    const DType *dt = luop_check_dtype(L, 1);
+    lua_Integer count = luaL_checkinteger(L, 2), bits = luaL_checkinteger(L, 3);
+    uint64_t state = (uint64_t)luaL_checkinteger(L, 4);
+    if (dt->sk != SK_FLOAT16 && dt->sk != SK_FLOAT32 && dt->sk != SK_FLOAT64)
+        return luaL_error(L, "_random_buffer: needs float16, float32 or float64");
+    if (bits < 1 || bits > 53) return luaL_error(L, "_random_buffer: bits must be 1 to 53");
+    void *data;
+    const UOp *b = luop_buffer_new(L, dt, count, &data);
+    double scale = ldexp(1.0, -(int)bits);
+    for (lua_Integer i = 0; i < count; i++) {
+        /* a fill of billions of numbers stops on Ctrl-C */
+        if ((i & 0xFFFFF) == 0xFFFFF && uopdb_interrupted()) return luaL_error(L, "rand: interrupted");
+        state += 0x9E3779B97F4A7C15ull;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        double v = (double)(z >> (64 - bits)) * scale;
+        if (dt->sk == SK_FLOAT16) ((_Float16 *)data)[i] = (_Float16)v;
+        else if (dt->sk == SK_FLOAT32) ((float *)data)[i] = (float)v;
+        else ((double *)data)[i] = v;
+    }
+    luop_push(L, b);
     return 1;
 }
 
@@ -463,7 +509,7 @@ static int t_least_upper(lua_State *L) {
 static const luaL_Reg tensor_funcs[] = {
     {"buffer", t_buffer}, {"buffer_values", t_buffer_values}, {"_buffer_values", t_buffer_values}, {"reference", t_reference},
     {"shape", t_shape}, {"_has_data", t_has_data}, {"_unique", t_unique}, {"_dtype_info", t_dtype_info},
-    {"_least_upper", t_least_upper}, {NULL, NULL}};
+    {"_least_upper", t_least_upper}, {"_random_buffer", t_random_buffer}, {NULL, NULL}};
 
 void luop_open_tensor(lua_State *L) {
     if (!registry(L)) {
@@ -477,4 +523,6 @@ void luop_open_tensor(lua_State *L) {
         lua_setfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY);
     }
     luaL_setfuncs(L, tensor_funcs, 0);
+    lua_pushinteger(L, BUFFER_HOST_LIMIT_BYTES);
+    lua_setfield(L, -2, "_host_buffer_limit");
 }

@@ -63,6 +63,9 @@
 --   tensor_join.lua         cat, stack, split, chunk, meshgrid
 --   tensor_einsum.lua       einsum
 --   tensor_realize.lua      realize, tolist, item, tostring
+--   tensor_errors.lua       wraps every Tensor function so that an error
+--                           inside the front end is one line at the
+--                           caller's, naming the function and its arguments
 local uop, shared = ...
 
 local Tensor = {}
@@ -71,6 +74,8 @@ uop.Tensor = Tensor
 local dtypes = uop.dtypes
 local INDEX = dtypes.index
 local INTERNAL = "=uopdb/"
+-- the most dimensions a shape may have (SHAPE_MAX_DIMS in core/sched/shape.h)
+local MAX_DIMS = 16
 
 -- ---------------------------------------------------------------- errors
 
@@ -94,12 +99,23 @@ end
 
 local function is_tensor(v) return getmetatable(v) == Tensor end
 
+-- a value as an error message shows it: a Tensor by its shape and dtype
+-- (tostring would compute and print its elements)
+local function show(v)
+  if is_tensor(v) then
+    local parts = {}
+    for i = 1, #v._shape do parts[i] = tostring(v._shape[i]) end
+    return "Tensor(" .. table.concat(parts, ", ") .. (#parts == 1 and ",) " or ") ") .. tostring(v._dtype)
+  end
+  return tostring(v)
+end
+
 -- t.name finds a method; t[i] with a Tensor i indexes like t:slice{i}
 -- (tinygrad's x[i]); any other key is an error, never a silent nil
 function Tensor.__index(self, key)
   if type(key) == "string" then return Tensor[key] end
   if is_tensor(key) then return self:slice{key} end
-  fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), tostring(key))
+  fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), show(key))
 end
 
 -- ---------------------------------------------------------------- shapes
@@ -203,16 +219,27 @@ local function shape_args(what, ...)
   else
     list = args
   end
+  if n > MAX_DIMS then fail("%s: a shape has at most %d dimensions, got %d", what, MAX_DIMS, n) end
   local shape = {}
   for i = 1, n do
     local v = list[i]
     if math.type(v) ~= "integer" then
       if math.type(v) == "float" and v == math.floor(v) then v = math.tointeger(v) end
-      if math.type(v) ~= "integer" then fail("%s: dimension %d of the shape is %s, not an integer", what, i - 1, tostring(v)) end
+      if math.type(v) ~= "integer" then fail("%s: dimension %d of the shape is %s, not an integer", what, i - 1, show(v)) end
     end
     shape[i] = v
   end
   return shape, opts
+end
+
+-- raises "what: the shape (...) has too many elements (at most 2^56)" for a
+-- shape whose dims (zeros counted as ones, as core/sched/shape.h counts
+-- them) multiply past 2^56; the product is taken in floating point, so an
+-- integer product that would wrap is caught too
+local function check_numel(what, shape)
+  local n = 1.0
+  for i = 1, #shape do n = n * math.max(shape[i], 1) end
+  if n > 2.0 ^ 56 then fail("%s: the shape %s has too many elements (at most 2^56)", what, fmt_shape(shape)) end
 end
 
 -- shape_args for a new tensor's shape, where -1 ("keep") means nothing
@@ -221,6 +248,7 @@ local function new_shape_args(what, ...)
   for i = 1, #shape do
     if shape[i] < 0 then fail("%s: dimension %d of the shape is %d, negative", what, i - 1, shape[i]) end
   end
+  check_numel(what, shape)
   return shape, opts
 end
 
@@ -249,7 +277,7 @@ end
 local function resolve_axis(self, axis, extra, what)
   local total = #self._shape + (extra and 1 or 0)
   local prefix = what and (what .. ": ") or ""
-  if math.type(axis) ~= "integer" then fail("%saxis must be an integer, got %s", prefix, tostring(axis)) end
+  if math.type(axis) ~= "integer" then fail("%saxis must be an integer, got %s", prefix, show(axis)) end
   local lim = math.max(1, total)
   if axis < -lim or axis > lim - 1 then
     fail("%saxis %d out of range for a %d-D tensor", prefix, axis, #self._shape)
@@ -315,6 +343,8 @@ setmetatable(Tensor, {__call = function(_, ...) return Tensor.new(...) end})
 -- for the parts that follow
 shared.fail = fail
 shared.is_tensor = is_tensor
+shared.show = show
+shared.MAX_DIMS = MAX_DIMS
 shared.is_opts = is_opts
 shared.named_args = named_args
 shared.trailing_opts = trailing_opts
@@ -327,6 +357,7 @@ shared.ceildiv = ceildiv
 shared.shape_args = shape_args
 shared.check_number = check_number
 shared.new_shape_args = new_shape_args
+shared.check_numel = check_numel
 shared.device = device
 shared.ivec = ivec
 shared.wrap = wrap

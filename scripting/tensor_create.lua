@@ -6,6 +6,8 @@ local Tensor = uop.Tensor
 local dtypes = uop.dtypes
 local F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool
 local fail, is_tensor, is_opts = shared.fail, shared.is_tensor, shared.is_opts
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local fmt_shape, prod, shape_eq = shared.fmt_shape, shared.prod, shared.shape_eq
 local concat, ceildiv, new_shape_args = shared.concat, shared.ceildiv, shared.new_shape_args
 local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype, shared.is_float
@@ -74,11 +76,23 @@ end
 
 function Tensor.from_uop(u) return from_uop(u) end
 
+-- raises "what: N bytes exceeds the host buffer limit (16 GiB)" before a
+-- host buffer of shape's elements of dt is filled or allocated (the count
+-- is taken in floating point, so a shape whose product overflows is refused too)
+local function check_host_bytes(what, shape, dt)
+  local bytes = 1.0 * info(dt).itemsize
+  for i = 1, #shape do bytes = bytes * shape[i] end
+  if bytes > uop._host_buffer_limit then
+    fail("%s: %.0f bytes exceeds the host buffer limit (%d GiB)", what, bytes, uop._host_buffer_limit >> 30)
+  end
+end
+
 -- Tensor.empty(shape...): a data buffer of zeros
 function Tensor.empty(...)
   local shape, opts = new_shape_args("empty", ...)
   local dt = to_dtype(opts.dtype or F32)
   if not info(dt).host then fail("empty: %s cannot be held in a host buffer", info(dt).name) end
+  check_host_bytes("empty", shape, dt)
   return reshape_raw(wrap(uop.buffer(dt, prod(shape)), {prod(shape)}, dt), shape)
 end
 
@@ -161,19 +175,11 @@ function Tensor.eye(n, m, opts)
   return Tensor.arange(n):unsqueeze(-1):eq(Tensor.arange(m)):cast(opts.dtype and to_dtype(opts.dtype) or F32)
 end
 
--- random numbers: splitmix64 on the host, uniform in [0, 1)
+-- random numbers: splitmix64 on the host (uop._random_buffer), uniform in [0, 1)
 local rng_state = 0
 function Tensor.manual_seed(seed)
   if math.type(seed) ~= "integer" then fail("manual_seed: the seed must be an integer") end
   rng_state = seed
-end
-
-local function splitmix(state)
-  state = state + 0x9E3779B97F4A7C15
-  local z = state
-  z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
-  z = (z ~ (z >> 27)) * 0x94D049BB133111EB
-  return state, z ~ (z >> 31)
 end
 
 function Tensor.rand(...)
@@ -183,15 +189,12 @@ function Tensor.rand(...)
   local bits = info(dt).mantissa
   local state = opts.seed or rng_state
   if math.type(state) ~= "integer" then fail("rand: the seed must be an integer") end
-  local vals = {}
-  local scale = 2.0 ^ -bits
-  for i = 1, prod(shape) do
-    local z
-    state, z = splitmix(state)
-    vals[i] = (z >> (64 - bits)) * scale
-  end
-  if not opts.seed then rng_state = state end
   local store = (info(dt).host and dt ~= dtypes.bfloat16) and dt or F32
-  local b = wrap(uop.buffer(store, vals), {#vals}, store)
+  check_host_bytes("rand", shape, store)
+  local n = prod(shape)
+  -- the buffer is filled in C with the same generator; the state moves on
+  -- by one step per element
+  local b = wrap(uop._random_buffer(store, n, bits, state), {n}, store)
+  if not opts.seed then rng_state = state + n * 0x9E3779B97F4A7C15 end
   return reshape_raw(b, shape):cast(dt)
 end

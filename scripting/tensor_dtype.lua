@@ -6,6 +6,8 @@ local Tensor = uop.Tensor
 local dtypes = uop.dtypes
 local F32, I32, U32, BOOL = dtypes.float32, dtypes.int32, dtypes.uint32, dtypes.bool
 local fail, copy, device, wrap = shared.fail, shared.copy, shared.device, shared.wrap
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 
 local dt_cache = {}
 local function info(dt)

@@ -7,6 +7,8 @@ local uop, shared = ...
 local Tensor = uop.Tensor
 local F32, I32, BOOL = uop.dtypes.float32, uop.dtypes.int32, uop.dtypes.bool
 local fail, is_tensor, fmt_shape = shared.fail, shared.is_tensor, shared.fmt_shape
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local copy, wrap, info, is_float = shared.copy, shared.wrap, shared.info, shared.is_float
 local is_int, is_unsigned, is_bool = shared.is_int, shared.is_unsigned, shared.is_bool
 local least_upper, least_upper_float = shared.least_upper, shared.least_upper_float

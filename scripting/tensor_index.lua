@@ -8,6 +8,8 @@ local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
 local fail, is_tensor, fmt_shape = shared.fail, shared.is_tensor, shared.fmt_shape
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local concat, ceildiv, named_args = shared.concat, shared.ceildiv, shared.named_args
 local resolve_axis, info, is_int = shared.resolve_axis, shared.info, shared.is_int
 

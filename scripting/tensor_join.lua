@@ -8,6 +8,8 @@
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, is_tensor, is_opts, fmt_shape = shared.fail, shared.is_tensor, shared.is_opts, shared.fmt_shape
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local ceildiv, resolve_axis, named_args = shared.ceildiv, shared.resolve_axis, shared.named_args
 local broadcast_to, broadcast_shapes = shared.broadcast_to, shared.broadcast_shapes
 local trailing_opts = shared.trailing_opts

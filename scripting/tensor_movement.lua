@@ -7,6 +7,8 @@
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, shape_eq = shared.fail, shared.fmt_shape, shared.prod, shared.shape_eq
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local copy, concat, is_tensor = shared.copy, shared.concat, shared.is_tensor
 local shape_args, ivec, wrap = shared.shape_args, shared.ivec, shared.wrap
 local resolve_axis, named_args = shared.resolve_axis, shared.named_args
@@ -26,10 +28,13 @@ function Tensor:reshape(...)
   else
     list = {...}
   end
-  local infer, known = nil, 1
+  if n > shared.MAX_DIMS then fail("reshape: a shape has at most %d dimensions, got %d", shared.MAX_DIMS, n) end
+  local infer, known, known_f = nil, 1, 1.0
   for i = 1, n do
     local v = list[i]
     if v == nil then v = self._shape[i] end
+    -- a float with an integer value (2^40) counts as that integer, as in shape_args
+    if math.type(v) == "float" and v == math.floor(v) then v = math.tointeger(v) or v end
     if math.type(v) ~= "integer" then fail("reshape: dimension %d is %s, not an integer", i - 1, tostring(v)) end
     if v == -1 then
       if infer then fail("reshape: only one dimension can be -1, got %s", fmt_shape(list)) end
@@ -37,9 +42,13 @@ function Tensor:reshape(...)
     elseif v < 0 then
       fail("reshape: negative dimension %d", v)
     else
-      known = known * v
+      known, known_f = known * v, known_f * v
     end
     shape[i] = v
+  end
+  -- the product in floating point too: an integer product past 2^63 wraps
+  if known_f > 2.0 ^ 56 then
+    fail("reshape: %s has too many elements (at most 2^56)", fmt_shape(shape))
   end
   if infer then
     if known == 0 then fail("reshape: cannot infer -1 of %s with a zero-size dimension", fmt_shape(shape)) end
@@ -65,6 +74,7 @@ local function broadcast_to(self, new)
       fail("cannot broadcast %s to %s", fmt_shape(self._shape), fmt_shape(new))
     end
   end
+  shared.check_numel("expand", new)
   local r = reshape_raw(self, aligned)
   if shape_eq(aligned, new) then return r end
   return wrap(uop.new("EXPAND", self._dtype, {r.uop, ivec(new)}), copy(new), self._dtype)

@@ -6,6 +6,8 @@ local Tensor = uop.Tensor
 local dtypes = uop.dtypes
 local F32 = dtypes.float32
 local fail, is_opts, fmt_shape, copy = shared.fail, shared.is_opts, shared.fmt_shape, shared.copy
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local concat, wrap, axes_list, info = shared.concat, shared.wrap, shared.axes_list, shared.info
 local to_dtype, is_float, least_upper = shared.to_dtype, shared.is_float, shared.least_upper
 local sum_acc, reshape_raw, inverse = shared.sum_acc, shared.reshape_raw, shared.inverse

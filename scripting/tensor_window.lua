@@ -7,6 +7,8 @@
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, concat = shared.fail, shared.fmt_shape, shared.prod, shared.concat
+-- error messages show a Tensor by its shape, never by its elements
+local tostring = shared.show
 local ceildiv, resolve_axis, info = shared.ceildiv, shared.resolve_axis, shared.info
 local shrink_to, is_tensor, named_args = shared.shrink_to, shared.is_tensor, shared.named_args
 

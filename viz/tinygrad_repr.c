@@ -1,7 +1,7 @@
 /* tinygrad_repr.c - tinygrad's Python repr of a UOp graph: the exporter
- * writes what tinygrad v0.12.0's pretty_print writes (refusing a graph
- * nested past TINYGRAD_REPR_MAX_DEPTH, whose text would grow with the square
- * of its depth); the importer is a tolerant parser for that text that keeps
+ * writes what tinygrad v0.12.0's pretty_print writes (its indent capped at
+ * TINYGRAD_REPR_MAX_INDENT, so that the text of a deep graph is linear in
+ * its size), iteratively; the importer is a tolerant parser for that text that keeps
  * the UOp(...) calls being read on an explicit stack, so any nesting reads.
  *
  * Import notes: whitespace and newlines may appear between any tokens; the
@@ -82,6 +82,7 @@ static void write_argstr(StrBuf *sb, const UOp *u) {
 }
 
 static void indent(StrBuf *sb, int d) {
+    if (d > TINYGRAD_REPR_MAX_INDENT) d = TINYGRAD_REPR_MAX_INDENT;
     for (int i = 0; i < d; i++) sb_putc(sb, ' ');
 }
 
@@ -99,7 +100,7 @@ bool uop_to_tinygrad(StrBuf *sb, const UOp *root, char *err, size_t errlen) {
 
     /* number the nodes in depth-first order of first sight, counting uses;
      * the print below nests a node as deep as this stack is when it is first
-     * seen, and indents each line by its nesting */
+     * seen, and indents each line by its nesting (up to the cap) */
     int seen = 0;
     stack[sp++] = (ExportFrame){root, 0, 0};
     while (sp) {
@@ -107,12 +108,6 @@ bool uop_to_tinygrad(StrBuf *sb, const UOp *root, char *err, size_t errlen) {
         if (f->next == f->u->nsrc) { sp--; continue; }
         const UOp *s = f->u->src[f->next++];
         if (uses[s->id]++ == 0) {
-            if (sp >= TINYGRAD_REPR_MAX_DEPTH) {
-                if (err && errlen)
-                    snprintf(err, errlen, "graph too deep for the tinygrad repr: %zu nested nodes (limit %d)",
-                             uop_graph_depth(root), TINYGRAD_REPR_MAX_DEPTH);
-                goto out;
-            }
             number[s->id] = seen++;
             if (sp == cap) {
                 ExportFrame *ns = realloc(stack, (cap *= 2) * sizeof *ns);

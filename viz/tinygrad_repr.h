@@ -12,13 +12,14 @@
 #include "../core/ir/uop.h"
 #include "../core/util/strbuf.h"
 
-/* The exporter nests a node as deep as it is first reached, and indents
- * each line by that depth, so the text of a deep graph grows with the square
- * of its depth: a graph nested deeper than this is refused. */
-enum { TINYGRAD_REPR_MAX_DEPTH = 4000 };
+/* The exporter nests a node as deep as it is first reached and indents each
+ * line by that depth, as tinygrad does; past this many spaces (100 levels,
+ * deeper than Python's parser reads nested parentheses) the indent stops
+ * growing, so the text of a deep chain grows linearly with its depth. */
+enum { TINYGRAD_REPR_MAX_INDENT = 200 };
 
-/* Appends root's repr to sb.  False with a message in err when the graph is
- * too deep or memory ran out. */
+/* Appends root's repr to sb.  False with a message in err when memory ran
+ * out. */
 bool uop_to_tinygrad(StrBuf *sb, const UOp *root, char *err, size_t errlen);
 /* NULL on error, with "line L, column C: what" in err. */
 const UOp *uop_from_tinygrad(UCtx *c, const char *text, char *err, size_t errlen);

@@ -124,8 +124,14 @@ const char *backend_host_features(void);
 
 /* ---- buffers (core/backend/buffer.c) ---- */
 #define BACKEND_BUFFER_ALIGN 64
+/* The largest host buffer buffer_alloc makes: 16 GiB.  Larger requests are
+ * refused (NULL) before anything is allocated. */
+#define BUFFER_HOST_LIMIT_BYTES ((int64_t)16 << 30)
+#define BUFFER_HOST_LIMIT_TEXT "16 GiB"
 /* Zeroed, 64-byte aligned storage for count elements of dt (at least one
- * byte); NULL on overflow or out of memory.  Free with buffer_free. */
+ * byte); NULL on overflow, above BUFFER_HOST_LIMIT_BYTES or out of memory.
+ * The zeroes are lazy: a large buffer commits a page only when it is
+ * written.  Free with buffer_free. */
 void *buffer_alloc(const DType *dt, int64_t count);
 void buffer_free(void *p);
 /* Element k of a buffer of scalar dtype dt, as a double. */

@@ -3,6 +3,7 @@
 #include "backend.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,15 +17,21 @@ int64_t buffer_bytes(const DType *dt, int64_t count) {
 
 void *buffer_alloc(const DType *dt, int64_t count) {
     int64_t bytes = buffer_bytes(dt, count);
-    if (bytes < 0 || bytes > INT64_MAX - BACKEND_BUFFER_ALIGN) return NULL;
-    /* aligned_alloc wants a multiple of the alignment; never zero */
+    if (bytes < 0 || bytes > BUFFER_HOST_LIMIT_BYTES) return NULL;
+    /* a multiple of the alignment, never zero */
     size_t rounded = (size_t)((bytes + BACKEND_BUFFER_ALIGN) / BACKEND_BUFFER_ALIGN * BACKEND_BUFFER_ALIGN);
-    void *p = aligned_alloc(BACKEND_BUFFER_ALIGN, rounded);
-    if (p) memset(p, 0, rounded);
-    return p;
+    /* calloc zeroes lazily (fresh pages of a large block are already zero);
+     * the extra room aligns the start and keeps calloc's pointer just before it */
+    unsigned char *raw = calloc(1, rounded + 2 * BACKEND_BUFFER_ALIGN);
+    if (!raw) return NULL;
+    uintptr_t start = ((uintptr_t)raw + sizeof(void *) + BACKEND_BUFFER_ALIGN - 1) & ~(uintptr_t)(BACKEND_BUFFER_ALIGN - 1);
+    ((void **)start)[-1] = raw;
+    return (void *)start;
 }
 
-void buffer_free(void *p) { free(p); }
+void buffer_free(void *p) {
+    if (p) free(((void **)p)[-1]);
+}
 
 double buffer_read_double(const DType *dt, const void *p, size_t k) {
     switch (dt->sk) {

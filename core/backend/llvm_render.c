@@ -142,7 +142,7 @@ static LLVMValueRef const_scalar(Render *r, const UOp *u, const DType *d, const 
     int64_t i;
     switch (a->kind) {
     case ARG_INT: i = a->v.i; f = (double)a->v.i; break;
-    case ARG_FLOAT: f = a->v.f; i = (f != f || f > 9.2e18 || f < -9.2e18) ? 0 : (int64_t)f; break;
+    case ARG_FLOAT: f = a->v.f; i = dt_is_float(d) ? 0 : dt_float_to_int(d, f); break;
     case ARG_BOOL: i = a->v.b; f = a->v.b; break;
     case ARG_INVALID:
         lr_fail(r, u, "the Invalid marker has no value; stage 15 (lower index dtype) removes it before rendering");
@@ -291,6 +291,13 @@ static LLVMValueRef render_binary(Render *r, const UOp *u, const char *nm) {
         if (op == OP_AND) return LLVMBuildAnd(r->b, a, b, nm);
         if (op == OP_OR) return LLVMBuildOr(r->b, a, b, nm);
         if (op == OP_XOR) return LLVMBuildXor(r->b, a, b, nm);
+        {
+            /* the amount modulo the bit width (dt_shift_amount), so no shift
+             * is over-wide (poison in LLVM) */
+            int bits = sd->sk == SK_INDEX ? 64 : dt_bitsize(sd);
+            LLVMValueRef mask = bits > 1 ? const_int_of(LLVMTypeOf(b), bits - 1) : NULL;
+            if (mask) b = LLVMBuildAnd(r->b, b, mask, "");
+        }
         if (op == OP_SHL) return LLVMBuildShl(r->b, a, b, nm);
         return uns ? LLVMBuildLShr(r->b, a, b, nm) : LLVMBuildAShr(r->b, a, b, nm);
     case OP_POW: {
@@ -355,7 +362,16 @@ static LLVMValueRef render_cast(Render *r, const UOp *u, const char *nm) {
         }
         return tb > fb ? LLVMBuildFPExt(r->b, a, tt, nm) : LLVMBuildFPTrunc(r->b, a, tt, nm);
     }
-    if (dt_is_float(from)) return dt_is_unsigned(to) ? LLVMBuildFPToUI(r->b, a, tt, nm) : LLVMBuildFPToSI(r->b, a, tt, nm);
+    if (dt_is_float(from)) {
+        /* saturating, NaN to 0 (dt_float_to_int): a plain fptosi of an
+         * out-of-range value is poison */
+        const char *name = dt_is_unsigned(to) ? "llvm.fptoui.sat" : "llvm.fptosi.sat";
+        LLVMTypeRef over[2] = {tt, LLVMTypeOf(a)};
+        unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+        LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, over, 2);
+        LLVMTypeRef fty = LLVMIntrinsicGetType(r->ctx, id, over, 2);
+        return LLVMBuildCall2(r->b, fty, fn, &a, 1, nm);
+    }
     if (dt_is_float(to)) return is_unsigned_like(from) ? LLVMBuildUIToFP(r->b, a, tt, nm) : LLVMBuildSIToFP(r->b, a, tt, nm);
     int fb = dt_bitsize(from), tb = dt_bitsize(to);
     if (from->sk == SK_INDEX) fb = 64;

@@ -20,10 +20,8 @@ ScalarVal scalar_from_float(const DType *dt, double f) {
     ScalarVal v = {0, 0};
     if (dt_is_float(dt)) v.f = round_float(dt, f);
     else if (dt_is_bool(dt)) v.i = f != 0;
-    /* fptoui: a uint64 takes values up to 2^64, beyond int64 */
-    else if (dt_is_unsigned(dt) && dt_bitsize(dt) == 64 && f >= 0x1p63 && f < 0x1p64) v.i = (int64_t)(uint64_t)f;
-    /* C truncation; out of range or NaN has no defined value, use 0 */
-    else v.i = (isnan(f) || f >= 9.2e18 || f <= -9.2e18) ? 0 : dt_wrap_int(dt, (int64_t)f);
+    /* truncation, saturating at the dtype's limits, NaN to 0 */
+    else v.i = dt_float_to_int(dt, f);
     return v;
 }
 
@@ -144,8 +142,9 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
     case OP_AND: r = (int64_t)(a & b); break;
     case OP_OR: r = (int64_t)(a | b); break;
     case OP_XOR: r = (int64_t)(a ^ b); break;
-    case OP_SHL: r = b >= 64 ? 0 : (int64_t)(a << b); break;
-    case OP_SHR: r = b >= 64 ? 0 : dt_is_unsigned(dt) ? (int64_t)(a >> b) : s[0].i >> b; break;
+    /* the amount modulo the bit width, as the renderer masks it */
+    case OP_SHL: r = (int64_t)(a << dt_shift_amount(dt, b)); break;
+    case OP_SHR: r = dt_is_unsigned(dt) ? (int64_t)(a >> dt_shift_amount(dt, b)) : s[0].i >> dt_shift_amount(dt, b); break;
     case OP_MAX: r = dt_is_unsigned(dt) ? (int64_t)(a > b ? a : b) : (s[0].i > s[1].i ? s[0].i : s[1].i); break;
     case OP_IDIV:
     case OP_MOD:

@@ -527,6 +527,11 @@ static bool run_elementwise(Ref *r, Prog *g, RNode *nd, RefWord *out) {
 static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord *out) {
     const UOp *u = nd->u;
     RefReduce rd = {u->arg->items[0]->v.op, u->dtype, r->nodes[nd->src[0]].is_float};
+    /* a float sum narrower than float64 accumulates in float64 and is
+     * rounded once at the end: a float32 sum does not stop growing at 2^24,
+     * so an exact result computed in another order is not reported wrong */
+    bool wide = rd.op == OP_ADD && rd.src_float && dt_is_float(u->dtype) && u->dtype->kind == DTK_SCALAR && u->dtype->sk != SK_FLOAT64;
+    if (wide) rd.dt = dt_scalar(SK_FLOAT64);
     RefWord id = ref_reduce_identity(&rd), acc[REF_BLOCK];
     bool red[SHAPE_MAX_DIMS] = {false}, keep[SHAPE_MAX_DIMS] = {false}, walk_out[SHAPE_MAX_DIMS], walk_red[SHAPE_MAX_DIMS];
     const Arg *axes = u->arg->items[1];
@@ -561,6 +566,8 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
                         return false;
                     ref_reduce_lanes(&rd, acc, slot(g, 0), len);
                 } while (next_index(idx, s, walk_red));
+                if (wide)
+                    for (int64_t t = 0; t < len; t++) acc[t].f = scalar_from_float(u->dtype, acc[t].f).f;
                 store_block(out, base + t0 * ost[a], ost[a], acc, len);
             }
             idx[a] = 0;
@@ -577,6 +584,7 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
                 }
                 if (b >= 0) idx[b] = 0;
             } while (next_index(idx, s, walk_red));
+            if (wide) acc[0].f = scalar_from_float(u->dtype, acc[0].f).f;
             out[base] = acc[0];
         }
     } while (next_index(idx, s, walk_out));

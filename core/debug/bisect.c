@@ -3,6 +3,7 @@
 #include "bisect.h"
 #include <stdio.h>
 #include "../util/interrupt.h"
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,22 @@ static bool set_text(char **dst, const char *s) {
     free(*dst);
     *dst = copy(s);
     return *dst != NULL;
+}
+
+/* the progress function of the running bisect (NULL: none) */
+typedef struct Progress { const BisectProgress *p; int checked; bool stopped; } Progress;
+
+/* tells the progress function what comes next; false when it says stop */
+static bool tell(Progress *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool tell(Progress *pr, const char *fmt, ...) {
+    if (!pr->p || !pr->p->fn || pr->stopped) return !pr->stopped;
+    char what[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!pr->p->fn(pr->p->ud, what, pr->checked)) pr->stopped = true;
+    return !pr->stopped;
 }
 
 /* Checks rewrite point (n, r): 1 right, 0 wrong, -1 not checkable (why
@@ -56,7 +73,7 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
 
 /* Bisects the rewrites of stage n, whose input checks right and whose
  * output checks wrong: the culprit is the first r whose point is wrong. */
-static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCulprit *c) {
+static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCulprit *c, Progress *pr) {
     const StageResult *res = pipeline_result(kp, n);
     c->of = res ? res->rewrites : 0;
     if (!res || res->rewrites == 0) {
@@ -66,11 +83,11 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     size_t good = 0, bad = res->rewrites;
     int completion_ok = -1;
     while (bad - good > 1) {
-        if (uopdb_interrupted()) {
+        size_t mid = good + (bad - good) / 2;
+        if (uopdb_interrupted() || !tell(pr, "rewrite %zu of %zu in stage %d", mid, res->rewrites, n)) {
             set_text(&c->why, "interrupted");
             return;
         }
-        size_t mid = good + (bad - good) / 2;
         char why[1024];
         int right = check_rewrite_point(kc, kp, n, mid, &completion_ok, why, sizeof why);
         if (right < 0) {
@@ -81,6 +98,7 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
             return;
         }
         c->checked++;
+        pr->checked++;
         if (right) good = mid;
         else bad = mid;
     }
@@ -97,9 +115,11 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
 
 /* Checks point n into out->points[n] (once): 1 right, 0 wrong, -1 not
  * checked (a form nothing runs, or the stage failed), -2 out of memory. */
-static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult *out) {
+static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult *out, Progress *pr) {
     PointCheck *pc = &out->points[n];
     if (pc->text) return pc->state == POINT_MATCHES ? 1 : pc->state == POINT_DIFFERS ? 0 : -1;
+    if (!tell(pr, "stage %d", n)) return -3;
+    pr->checked++;
     StrBuf sb;
     sb_init(&sb);
     char why[1024] = "";
@@ -119,11 +139,11 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
 }
 
 /* the first wrong point by checking them in order */
-static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
+static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress *pr) {
     for (int n = 0; n <= STAGE_COUNT; n++) {
         if (uopdb_interrupted()) return -3;
-        int r = check_point(kc, kp, n, out);
-        if (r == -2) return -2;
+        int r = check_point(kc, kp, n, out, pr);
+        if (r == -2 || r == -3) return r;
         if (r == 0) return n;
         if (out->points[n].state == POINT_NOT_REACHED) return -1;
     }
@@ -132,13 +152,13 @@ static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
 
 /* the first wrong point by binary search between a right point and a wrong
  * one (a point that cannot be checked is stepped over) */
-static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
-    int r0 = check_point(kc, kp, 0, out);
-    if (r0 == -2) return -2;
+static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress *pr) {
+    int r0 = check_point(kc, kp, 0, out, pr);
+    if (r0 == -2 || r0 == -3) return r0;
     if (r0 == 0) return 0;
     int hi = STAGE_COUNT, rh;
-    while ((rh = check_point(kc, kp, hi, out)) < 0 && hi > 0) {
-        if (rh == -2) return -2;
+    while ((rh = check_point(kc, kp, hi, out, pr)) < 0 && hi > 0) {
+        if (rh == -2 || rh == -3) return rh;
         hi--;
     }
     if (rh != 0) return -1;  /* the last point that runs is right */
@@ -150,8 +170,8 @@ static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
         for (int d = 0; d < hi - lo && r < 0; d++) {
             m = mid + (d % 2 ? -(d + 1) / 2 : d / 2);
             if (m <= lo || m >= hi) continue;
-            r = check_point(kc, kp, m, out);
-            if (r == -2) return -2;
+            r = check_point(kc, kp, m, out, pr);
+            if (r == -2 || r == -3) return r;
         }
         if (r < 0) break;     /* nothing between lo and hi can be checked */
         if (r) lo = m;
@@ -161,13 +181,14 @@ static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out) {
 }
 
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, bool all, BisectResult *out, char *err, size_t errlen) {
+                double rtol, bool all, const BisectProgress *progress, BisectResult *out, char *err, size_t errlen) {
+    Progress pr = {progress, 0, false};
     memset(out, 0, sizeof *out);
     out->first_bad = -1;
     for (int n = 0; n <= STAGE_COUNT; n++) out->points[n].state = POINT_SKIPPED;
     KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
     if (!kc) return false;
-    int bad = all ? scan(kc, kps[ki], out) : search(kc, kps[ki], out);
+    int bad = all ? scan(kc, kps[ki], out, &pr) : search(kc, kps[ki], out, &pr);
     if (bad == -2 || bad == -3) {
         kcheck_free(kc);
         bisect_result_free(out);
@@ -177,11 +198,16 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
     out->first_bad = bad;
     /* the rewrites of the first wrong stage, when the point before it was checked right */
     if (bad >= 1) {
-        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, &out->culprit);
+        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, &out->culprit, &pr);
         else set_text(&out->culprit.why, "the point before this stage could not be checked, so the wrong rewrite may "
                                          "be in an earlier stage");
     }
     kcheck_free(kc);
+    if (pr.stopped) {
+        bisect_result_free(out);
+        snprintf(err, errlen, "interrupted");
+        return false;
+    }
     return true;
 }
 

@@ -46,10 +46,20 @@ typedef struct BisectResult {
     PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */
 } BisectResult;
 
-/* Bisects kernel ki; false only when out of memory, interrupted or the
- * inputs cannot be made (err says why).  Free with bisect_result_free. */
+/* Told before each check (a long bisect runs the kernel many times): what
+ * is about to be checked ("stage 12", "rewrite 11 of 21 in stage 15") and
+ * how many checks ran so far.  Returning false stops the bisect. */
+typedef bool (*BisectProgressFn)(void *ud, const char *what, int checked);
+typedef struct BisectProgress {
+    BisectProgressFn fn;
+    void *ud;
+} BisectProgress;
+
+/* Bisects kernel ki; false only when out of memory, interrupted (Ctrl-C or
+ * the progress function said stop) or the inputs cannot be made (err says
+ * why).  progress may be NULL.  Free with bisect_result_free. */
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, bool all, BisectResult *out, char *err, size_t errlen);
+                double rtol, bool all, const BisectProgress *progress, BisectResult *out, char *err, size_t errlen);
 void bisect_result_free(BisectResult *r);
 
 /* The verdict, the culprit (with its nodes as the caller renders them,

@@ -31,7 +31,11 @@ bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, voi
 bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen) {
     const SchedBuffer *sb = &s->bufs[b];
     if (!(data[b] = buffer_alloc(sb->dtype, sb->size))) {
-        snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
+        int64_t bytes = buffer_bytes(sb->dtype, sb->size);
+        if (bytes < 0 || bytes > BUFFER_HOST_LIMIT_BYTES)
+            snprintf(err, errlen, "cannot allocate %s (%lld elements): more than the host buffer limit (%s)", sb->name,
+                     (long long)sb->size, BUFFER_HOST_LIMIT_TEXT);
+        else snprintf(err, errlen, "cannot allocate %s (%lld elements)", sb->name, (long long)sb->size);
         return false;
     }
     owned[b] = true;

@@ -1,5 +1,6 @@
 /* dtype.c - interned data types and tinygrad's promotion lattice. */
 #include "dtype.h"
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,4 +349,27 @@ const char *dt_str(const DType *d, char *buf, size_t n) {
     snprintf(buf, n, "%s", sb_str(&sb) ? sb_str(&sb) : "");
     sb_free(&sb);
     return buf;
+}
+
+int64_t dt_float_to_int(const DType *d, double f) {
+    if (d->sk == SK_BOOL) return f != 0;
+    if (isnan(f)) return 0;
+    f = trunc(f);
+    int bits = d->sk == SK_INDEX ? 64 : dt_bitsize(d);
+    if (dt_is_unsigned(d)) {
+        if (f <= 0) return 0;
+        double limit = ldexp(1.0, bits);   /* 2^bits: the first value out of range */
+        if (f >= limit) return bits >= 64 ? (int64_t)UINT64_MAX : (int64_t)((UINT64_C(1) << bits) - 1);
+        return (int64_t)(uint64_t)f;
+    }
+    double limit = ldexp(1.0, bits - 1);  /* 2^(bits-1) */
+    if (f >= limit) return bits >= 64 ? INT64_MAX : (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
+    if (f <= -limit) return bits >= 64 ? INT64_MIN : -(int64_t)(UINT64_C(1) << (bits - 1));
+    return (int64_t)f;
+}
+
+int dt_shift_amount(const DType *d, uint64_t b) {
+    int bits = d->sk == SK_INDEX ? 64 : dt_bitsize(d);
+    if (bits < 1) return 0;
+    return (int)(b % (uint64_t)bits);
 }

@@ -69,6 +69,15 @@ int64_t dt_max_int(const DType *d);   /* uint64 max is clamped to INT64_MAX */
 /* v wrapped to the width and signedness of an int dtype (index: 64 bits;
  * bool: v != 0), as the generated code computes it */
 int64_t dt_wrap_int(const DType *d, int64_t v);
+/* Numeric semantics shared by the JIT, the reference, the interpreters and
+ * constant folding (docs/ARCHITECTURE.md, "Numeric semantics"):
+ * a float converted to the integer dtype d truncates toward zero and
+ * saturates at d's limits; NaN gives 0 (LLVM's fptosi.sat / fptoui.sat).
+ * A uint64 result from 2^63 is returned as its two's-complement int64. */
+int64_t dt_float_to_int(const DType *d, double f);
+/* The shift amount b of a SHL or SHR in dtype d, taken modulo d's bit width
+ * (as x86 masks it): an int32 shifted by 33 shifts by 1. */
+int dt_shift_amount(const DType *d, uint64_t b);
 
 const char *sk_name(ScalarKind sk);   /* "float32" */
 /* uopdb's spelling: float32, float32.vec(4), float32.ptr(9), float32.ptr(16, local) */

@@ -340,6 +340,13 @@ bool uop_check(UCtx *c, Op op, const DType *dt, const UOp *const *src, int nsrc,
     case OP_CAST:
         if (dt->sk == SK_VOID) { uctx_set_error(c, "CAST to void"); return false; }
         break;
+    case OP_BITCAST:
+        /* a zero-size dtype (void, a 0-wide vector) has no bits to reinterpret */
+        if (dt->sk == SK_VOID || dt_is_ptr(dt) || dt_itemsize(dt) <= 0) {
+            uctx_set_error(c, "BITCAST needs a value dtype with a size, got %s", dt_str(dt, b1, sizeof b1));
+            return false;
+        }
+        break;
     default: break;
     }
     return true;

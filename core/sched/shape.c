@@ -64,6 +64,13 @@ bool uop_int_vector(const UOp *v, int64_t *out, int max, int *n) {
 }
 
 /* an int tuple arg (PERMUTE order, REDUCE axes); bools count as 0/1 (FLIP) */
+/* how many entries a shape vector carries (VCONST or VECTORIZE), -1 if none */
+static int vector_len(const UOp *v) {
+    if (uop_op(v) == OP_VCONST && v->arg) return (int)v->arg->n;
+    if (uop_op(v) == OP_VECTORIZE) return v->nsrc;
+    return -1;
+}
+
 static bool int_tuple(const Arg *a, int64_t *out, int max, int *n) {
     if (!a || a->kind != ARG_TUPLE || (int)a->n > max) return false;
     for (uint32_t i = 0; i < a->n; i++) {
@@ -116,8 +123,15 @@ static bool shape_of(ShapeCtx *sc, const UOp *u, const Shape *const *srcs, Shape
         switch (op) {
         case OP_RESHAPE:
         case OP_EXPAND:
-            if (u->nsrc < 2 || !uop_int_vector(u->src[1], a, SHAPE_MAX_DIMS, &na))
+            if (u->nsrc < 2 || !uop_int_vector(u->src[1], a, SHAPE_MAX_DIMS, &na)) {
+                if (u->nsrc >= 2 && vector_len(u->src[1]) > SHAPE_MAX_DIMS) {
+                    char what[96];
+                    snprintf(what, sizeof what, "too many dimensions: %d (a shape has at most %d)",
+                             vector_len(u->src[1]), SHAPE_MAX_DIMS);
+                    return failf(sc, u, what, NULL, NULL, 0);
+                }
                 return failf(sc, u, "the new shape must be constant", NULL, NULL, 0);
+            }
             if (op == OP_RESHAPE) {
                 for (int i = 0; i < na; i++)
                     if (a[i] < 0) return failf(sc, u, "bad reshape (negative size)", ps, a, na);
@@ -154,7 +168,9 @@ static bool shape_of(ShapeCtx *sc, const UOp *u, const Shape *const *srcs, Shape
             for (int i = 0; i < na; i++) {
                 if (op == OP_PAD) {
                     if (a[i] < 0 || b[i] < 0) return failf(sc, u, "invalid pad (negative)", ps, NULL, 0);
-                    out->d[i] = ps->d[i] + a[i] + b[i];
+                    if (__builtin_add_overflow(ps->d[i], a[i], &out->d[i]) ||
+                        __builtin_add_overflow(out->d[i], b[i], &out->d[i]) || out->d[i] > SHAPE_MAX_NUMEL)
+                        return failf(sc, u, "pad too large (a dimension above 2^56)", ps, NULL, 0);
                 } else {
                     if (!(0 <= a[i] && a[i] <= b[i] && b[i] <= ps->d[i]))
                         return failf(sc, u, "invalid shrink", ps, NULL, 0);
@@ -197,11 +213,17 @@ static bool shape_of(ShapeCtx *sc, const UOp *u, const Shape *const *srcs, Shape
     case OP_CONTIGUOUS_BACKWARD: case OP_AFTER: case OP_END:
         *out = *ps;
         return true;
-    case OP_BITCAST:
+    case OP_BITCAST: {
         *out = *ps;
-        if (ps->ndim > 0 && dt_itemsize(u->dtype) != dt_itemsize(u->src[0]->dtype))
-            out->d[ps->ndim - 1] = ps->d[ps->ndim - 1] * dt_itemsize(u->src[0]->dtype) / dt_itemsize(u->dtype);
+        int64_t from = dt_itemsize(u->src[0]->dtype), to = dt_itemsize(u->dtype), bytes;
+        if (ps->ndim > 0 && from != to) {
+            if (to <= 0) return failf(sc, u, "BITCAST to a zero-size dtype", ps, NULL, 0);
+            if (__builtin_mul_overflow(ps->d[ps->ndim - 1], from, &bytes))
+                return failf(sc, u, "BITCAST: too many bytes", ps, NULL, 0);
+            out->d[ps->ndim - 1] = bytes / to;
+        }
         return true;
+    }
     default: break;
     }
     /* a SINK gathers outputs of any shapes and has none itself */

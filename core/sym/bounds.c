@@ -66,11 +66,12 @@ static void compute_one(UOp *u) {
         case OP_OR:
             if (dt_is_bool(dt)) { set_bounds(u, a0 || b0, a1 || b1); return; }
             break;
+        /* a constant amount within the bit width (a wider one is taken modulo it) */
         case OP_SHL:
-            if (b0 == b1 && b0 >= 0 && b0 < 64) { set_bounds(u, a0 * ((i128)1 << b0), a1 * ((i128)1 << b0)); return; }
+            if (b0 == b1 && b0 >= 0 && b0 < (dt->sk == SK_INDEX ? 64 : dt_bitsize(dt))) { set_bounds(u, a0 * ((i128)1 << b0), a1 * ((i128)1 << b0)); return; }
             break;
         case OP_SHR:
-            if (b0 == b1 && b0 >= 0 && b0 < 64) { set_bounds(u, a0 >> b0, a1 >> b0); return; }
+            if (b0 == b1 && b0 >= 0 && b0 < (dt->sk == SK_INDEX ? 64 : dt_bitsize(dt))) { set_bounds(u, a0 >> b0, a1 >> b0); return; }
             break;
         case OP_MOD:
             if (b0 == b1 && b0 > 0) {

@@ -115,11 +115,9 @@ static bool eval_node(const UOp *u, const int64_t *sv, const bool *sp, bool *poi
     case OP_AND: r = a & c; break;
     case OP_OR: r = a | c; break;
     case OP_XOR: r = a ^ c; break;
-    case OP_SHL: r = (c < 0 || c >= 64) ? 0 : (int64_t)(ua << c); break;
-    case OP_SHR:
-        if (c < 0 || c >= 64) r = 0;
-        else r = dt_is_unsigned(dt) ? (int64_t)(ua >> c) : a >> c;
-        break;
+    /* the amount modulo the bit width (dt_shift_amount) */
+    case OP_SHL: r = (int64_t)(ua << dt_shift_amount(dt, uc)); break;
+    case OP_SHR: r = dt_is_unsigned(dt) ? (int64_t)(ua >> dt_shift_amount(dt, uc)) : a >> dt_shift_amount(dt, uc); break;
     case OP_WHERE: r = a ? sv[1] : sv[2]; break;
     case OP_MULACC: r = (int64_t)(ua * uc + (uint64_t)sv[2]); break;
     default:

@@ -209,14 +209,9 @@ static bool exec_int(Op op, const DType *dt, const int64_t *v, int n, int64_t *o
     case OP_AND: r = (int64_t)(a & b); break;
     case OP_OR: r = (int64_t)(a | b); break;
     case OP_XOR: r = (int64_t)(a ^ b); break;
-    case OP_SHL:
-        if (v[1] < 0 || v[1] >= 64) return false;
-        r = (int64_t)(a << v[1]);
-        break;
-    case OP_SHR:
-        if (v[1] < 0 || v[1] >= 64) return false;
-        r = v[0] >> v[1];
-        break;
+    /* the amount modulo the bit width, as the JIT and the reference shift */
+    case OP_SHL: r = (int64_t)(a << dt_shift_amount(dt, b)); break;
+    case OP_SHR: r = dt_is_unsigned(dt) ? (int64_t)(a >> dt_shift_amount(dt, b)) : v[0] >> dt_shift_amount(dt, b); break;
     case OP_WHERE: r = v[0] ? v[1] : v[2]; break;
     default: return false;
     }
@@ -335,8 +330,7 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
     int64_t v;
     if (a->kind == ARG_INT || a->kind == ARG_BOOL) v = a->kind == ARG_INT ? a->v.i : a->v.b;
     else if (a->kind == ARG_FLOAT) {
-        if (!isfinite(a->v.f) || fabs(a->v.f) >= 9.2e18) return NULL;
-        v = (int64_t)a->v.f;
+        v = dt_float_to_int(to, a->v.f);   /* saturating, NaN to 0 */
     } else return NULL;
     return uop_const_int(CTX, to, wrap_to(to, v));
 }

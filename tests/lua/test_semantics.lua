@@ -310,3 +310,39 @@ T.test("bfloat16 tensors hold host data rounded to nearest even, and a*b+c round
     same(uop.buffer_values(outs[1]), want, "bfloat16 a*b+c, " .. mode)
   end
 end)
+
+-- ---------------------------------------------------------------- float to int, shifts
+-- defined where LLVM's plain fptosi and over-wide shifts are poison: a float
+-- to an integer truncates and saturates at the dtype's limits, NaN gives 0
+-- (llvm.fptosi.sat / fptoui.sat); a shift amount is taken modulo the bit width
+T.test("float to int saturates and NaN gives 0: JIT, reference and interpreters agree", function()
+  local f = Tensor({nan, 1 / 0, -1 / 0, 3e9, -3e9, 2.7, -2.7, 1e20}, "float32")
+  local imax, imin = 2147483647, -2147483648
+  check_everywhere(f:cast("int32"), {0, imax, imin, imax, imin, 2, -2, imax}, "float32 -> int32")
+  check_everywhere(f:cast("int64"), {0, math.maxinteger, math.mininteger, 3000000000, -3000000000, 2, -2, math.maxinteger},
+    "float32 -> int64")
+  check_everywhere(f:cast("uint32"), {0, 4294967295, 0, 3000000000, 0, 2, 0, 4294967295}, "float32 -> uint32")
+  -- uint64's largest value prints as -1 in a Lua integer
+  check_everywhere(f:cast("uint64"), {0, -1, 0, 3000000000, 0, 2, 0, -1}, "float32 -> uint64")
+  -- a constant folds the same way
+  T.eq(uop.simplify(uop.const(d.float32, nan):cast(d.int32)):arg(), 0)
+  T.eq(uop.simplify(uop.const(d.float32, 1e20):cast(d.int32)):arg(), imax)
+  T.eq(uop.simplify(uop.const(d.float64, -1e300):cast(d.int16)):arg(), -32768)
+end)
+
+T.test("shift amounts are taken modulo the bit width: JIT, reference and interpreters agree", function()
+  local a = Tensor({1, 1, 1, -8, 5, 1}, "int32")
+  local s = Tensor({0, 31, 32, 33, 40, -1}, "int32")
+  -- amounts mod 32: 0, 31, 0, 1, 8, 31
+  check_everywhere(Tensor(a.uop << s.uop), {1, -2147483648, 1, -16, 1280, -2147483648}, "int32 <<")
+  check_everywhere(Tensor(a.uop >> s.uop), {1, 0, 1, -4, 0, 0}, "int32 >>")
+  local ua = Tensor({1, 1, 1, 8, 5, 1}, "uint32")
+  local us = Tensor({0, 31, 32, 33, 40, 100}, "uint32")
+  -- amounts mod 32: 0, 31, 0, 1, 8, 4
+  check_everywhere(Tensor(ua.uop << us.uop), {1, 2147483648, 1, 16, 1280, 16}, "uint32 <<")
+  check_everywhere(Tensor(ua.uop >> us.uop), {1, 0, 1, 4, 0, 0}, "uint32 >>")
+  -- uint8: amounts mod 8
+  check_everywhere(Tensor(Tensor({1, 1, 3}, "uint8").uop << Tensor({7, 8, 9}, "uint8").uop), {128, 1, 6}, "uint8 <<")
+  -- folding a constant shift
+  T.eq(uop.simplify(uop.const(d.int32, 1) << uop.const(d.int32, 33)):arg(), 2)
+end)

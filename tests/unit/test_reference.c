@@ -234,10 +234,10 @@ static void test_view_chain(void **s) {
     expect(reduce(OP_ADD, mop(OP_RESHAPE, few, (int64_t[]){2, 2}, 2), (int64_t[]){1}, 1), (double[]){1, 4}, 2);
 }
 
-/* Float sums are sequential in the order of the reduced elements, in the
- * sum's dtype: 1e8 + 1 - 1e8 + 1 is 1 in float32 (1e8 + 1 rounds to 1e8),
- * whether a block of outputs is summed at once (16 columns) or one output's
- * elements are (16 rows). */
+/* A float32 sum accumulates in float64 and is rounded to float32 once: 1e8
+ * + 1 - 1e8 + 1 is 2 (a float32 accumulator would absorb the first 1 and
+ * give 1), whether a block of outputs is summed at once (16 columns) or one
+ * output's elements are (16 rows), in row-major or transposed order. */
 static void test_sum_order(void **s) {
     (void)s;
     const float col[4] = {1e8f, 1, -1e8f, 1};
@@ -245,14 +245,12 @@ static void test_sum_order(void **s) {
         for (int j = 0; j < 16; j++) E[i * 16 + j] = col[i];
     bufE = buffer(4, 64, DT_FLOAT32);
     const UOp *e = mop(OP_RESHAPE, bufE, (int64_t[]){4, 16}, 2);
-    double ones[16];
-    for (int j = 0; j < 16; j++) ones[j] = 1;
-    expect(reduce(OP_ADD, e, (int64_t[]){0}, 1), ones, 16);
-    expect(reduce(OP_ADD, with_arg_ints(OP_PERMUTE, e, (int64_t[]){1, 0}, 2), (int64_t[]){1}, 1), ones, 16);
-    /* all 64 in row-major order: sixteen 1e8, sixteen 1 (absorbed), sixteen
-     * -1e8, sixteen 1; transposed: sixteen times 1e8, 1, -1e8, 1 */
-    expect(reduce(OP_ADD, e, (int64_t[]){0, 1}, 2), (double[]){16}, 1);
-    expect(reduce(OP_ADD, with_arg_ints(OP_PERMUTE, e, (int64_t[]){1, 0}, 2), (int64_t[]){0, 1}, 2), (double[]){1}, 1);
+    double twos[16];
+    for (int j = 0; j < 16; j++) twos[j] = 2;
+    expect(reduce(OP_ADD, e, (int64_t[]){0}, 1), twos, 16);
+    expect(reduce(OP_ADD, with_arg_ints(OP_PERMUTE, e, (int64_t[]){1, 0}, 2), (int64_t[]){1}, 1), twos, 16);
+    expect(reduce(OP_ADD, e, (int64_t[]){0, 1}, 2), (double[]){32}, 1);
+    expect(reduce(OP_ADD, with_arg_ints(OP_PERMUTE, e, (int64_t[]){1, 0}, 2), (int64_t[]){0, 1}, 2), (double[]){32}, 1);
 }
 
 /* An element whose op fails (an integer division by zero) is an error only

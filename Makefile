@@ -7,6 +7,8 @@
 #   make deps       install missing Debian packages
 #   make fuzz-symbolic N=1000000   the symbolic engine's random checker
 #   make fuzz-pipeline N=1000 SEED=1   random tensor programs, compiled, run and validated
+#   make fuzz-text FUZZ_SECONDS=600     the parsers' libFuzzer harnesses (clang), each that long
+#   make fuzz-api FUZZ_CALLS=1000000    every uop/Tensor/program/kernel function, random hostile arguments
 #   make install    PREFIX=/usr/local
 #   make docs       regenerate the stage table in docs/ARCHITECTURE.md from the rows that run
 SHELL := /bin/bash
@@ -137,8 +139,9 @@ fuzz-pipeline:
 # Built with clang into build-fuzz/: the parsers and what they use (util, ir,
 # rewrite, the listing and the tinygrad repr) with coverage, ASan and UBSan.
 #   make fuzz-text [FUZZ_SECONDS=600] [FUZZ_TARGETS="listing arg"]  each parser that long, by hand
-#   make fuzz-api [FUZZ_CALLS=1000000] [FUZZ_SECONDS=600] [SEED=1]   the Lua API fuzzer
-# Findings go to build-fuzz/findings/ (libFuzzer crash files, shrunk Lua snippets).
+#   make fuzz-api [FUZZ_CALLS=1000000 | FUZZ_SECONDS=600] [SEED=1] [SAN=1]   the Lua API fuzzer
+# Findings go to build-fuzz/findings/ (libFuzzer's crash files) and
+# build-fuzz/api/finding-<k>.lua (shrunk Lua snippets).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_CC ?= clang
 FUZZ_TEXT_TARGETS := listing tinygrad_repr rules arg
@@ -161,5 +164,12 @@ fuzz-build: $(FUZZ_TEXT_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 fuzz-text: fuzz-build
 	@tests/fuzz/run_text.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# the Lua API fuzzer: FUZZ_CALLS calls, or FUZZ_SECONDS when given on the command
+# line; SAN=1 runs it under the sanitizers (build-san/uopdb)
+FUZZ_CALLS ?= 1000000
+fuzz-api: $(BUILD)/uopdb
+	@$(BUILD)/uopdb tests/fuzz/fuzz_api.lua --uopdb $(BUILD)/uopdb --out $(FUZZ_BUILD)/api --seed $(SEED) \
+	  $(if $(filter command line environment,$(origin FUZZ_SECONDS)),--seconds $(FUZZ_SECONDS),--calls $(FUZZ_CALLS))
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -6,7 +6,7 @@
 # --make to a scratch folder), a
 # finding to BUILD_DIR/findings/<name>-crash-... with libFuzzer's report.
 # FUZZ_SEED (default 1) seeds libFuzzer.  Prints per harness the inputs run
-# and ends with "fuzz-text: N passed, M failed"; exits non-zero on a finding.
+# and ends with "fuzz: N passed, M failed"; exits non-zero on a finding.
 # --make builds them first (make fuzz-build; what make test does): without
 # clang or libFuzzer that fails, and so does the run, with a line saying why.
 set -u
@@ -20,7 +20,7 @@ if [ "${1:-}" = --make ]; then
         tail -n 5 "${TMPDIR:-/tmp}/uopdb-fuzz-build.$$"
         rm -f "${TMPDIR:-/tmp}/uopdb-fuzz-build.$$"
         echo "the fuzz harnesses did not build: they need clang and libFuzzer (Debian's clang and libclang-rt-14-dev; make deps installs them)"
-        echo "fuzz-text: 0 passed, 1 failed"
+        echo "fuzz: 0 passed, 1 failed"
         exit 1
     fi
     rm -f "${TMPDIR:-/tmp}/uopdb-fuzz-build.$$"
@@ -58,5 +58,5 @@ for name in "${names[@]}"; do
         failed=$((failed + 1))
     fi
 done
-echo "fuzz-text: $passed passed, $failed failed"
+echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -82,4 +82,18 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     repro = [[uop.buffer(uop.dtypes.float32, 2^31)  -- 8 GiB]],
     fn = "^uop%.buffer$", avoid = {big_numbers = true},
   },
+  {
+    finding = "Tensor.new of a table nested 100000 deep needs memory growing with the square of the depth " ..
+      "(24 GiB and 77 s before the machine killed it; under a 4 GiB limit: not enough memory)",
+    area = "size caps (hostile input)",
+    repro = [[local t = {}; for _ = 1, 100000 do t = {t} end; Tensor.new(t)]],
+    fn = "^Tensor%.new$", avoid = {args = "^H%.deep%(100000%)$"},
+  },
+  {
+    finding = "a Tensor op with uop.Invalid as its operand is accepted and fails only when compiled, inside " ..
+      "uopdb (CONST: the Invalid marker has no value)",
+    area = "Tensor messages (hostile input)",
+    repro = [[print(pcall(function() return (Tensor.ones(2, 3) + uop.Invalid):tolist() end))]],
+    message = "the Invalid marker has no value",
+  },
 }

@@ -120,13 +120,14 @@ end
 -- runs a script in the scratch folder under the time limit; returns the
 -- exit kind and code and its stderr
 -- (memory is bounded: 4 GiB of address space for a plain binary; under
--- ASan, which reserves far more, allocations above 2 GiB fail instead, so
--- a huge request ends as an error, not a machine out of memory)
+-- ASan, which reserves far more, allocations above 2 GiB fail and a process
+-- above 4 GiB resident is stopped, so a huge request ends as an error or a
+-- finding, not as a machine out of memory)
 local sanitized = os.execute("ldd " .. sh_quote(uopdb_bin) .. " 2>/dev/null | grep -q libasan")
 local function run_script(script_path, limit, extra_args)
   os.execute("rm -rf " .. sh_quote(scratch) .. " && mkdir -p " .. sh_quote(scratch))
   local err_path = out .. "/stderr.txt"
-  local cmd = string.format("cd %s && %s ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=2048:${ASAN_OPTIONS:-} " ..
+  local cmd = string.format("cd %s && %s ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=2048:hard_rss_limit_mb=4096:${ASAN_OPTIONS:-} " ..
     "timeout -s KILL %d %s %s %s >/dev/null 2>%s", sh_quote(scratch), sanitized and "" or "ulimit -v 4194304 &&", limit,
     sh_quote(uopdb_bin), sh_quote(script_path), extra_args or "", sh_quote(err_path))
   local _, kind, code = os.execute(cmd)
@@ -297,6 +298,10 @@ while true do
       report_finding({n = tonumber(n), fn = fn, why = why, message = msg, norm = normalize(msg),
         batch_seed = batch_seed}, stmts)
     end
+  end
+  if batches % 50 == 0 then
+    print(string.format("  %d calls, %d s, %d new findings, %d known", total_calls, elapsed(), new_findings, known_count))
+    io.stdout:flush()
   end
   if not (kind == "exit" and code == 0) then
     local last = stmts[#stmts]

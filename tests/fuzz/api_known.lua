@@ -7,15 +7,6 @@
 -- entry when its finding is fixed, and the fuzzer checks the fix.
 return {
   {
-    finding = "Tensor front end: a wrong-typed self or argument fails inside scripting/tensor*.lua " ..
-      "(a Lua runtime error, or a message positioned inside uopdb)",
-    area = "Tensor messages (hostile input)",
-    repro = [[print(pcall(Tensor.view))  -- uopdb/tensor_movement.lua:48: attempt to index a nil value (local 'self')
-print(pcall(Tensor.add, 5, Tensor.new({1})))  -- uopdb/tensor_elementwise.lua:45: attempt to index a number value
-print(pcall(Tensor.from_uop, setmetatable({}, {__name = "x"})))  -- uopdb/tensor_create.lua:43: bad argument #1 to 'shape']],
-    fn = "^Tensor[%.%[]", why = "raised inside uopdb's Lua code",
-  },
-  {
     finding = "Tensor front end: a message that prints a Tensor argument spans several lines",
     area = "Tensor messages (hostile input)",
     repro = [=[print(pcall(Tensor.eye, Tensor.new({{1, 2, 3}, {4, 5, 6}})))  -- eye: sizes must be ..., got [[1 2 3]\n [4 5 6]] ...]=],
@@ -80,14 +71,14 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     finding = "uop.buffer(dtype, n) allocates n elements however large n is (2^31 float32: 8 GiB, seconds)",
     area = "size caps (hostile input)",
     repro = [[uop.buffer(uop.dtypes.float32, 2^31)  -- 8 GiB]],
-    fn = "^uop%.buffer$", avoid = {big_numbers = true},
+    fn = "^uop%.buffer$", why = "out of memory", avoid = {big_numbers = true},
   },
   {
     finding = "Tensor.new of a table nested 100000 deep needs memory growing with the square of the depth " ..
       "(24 GiB and 77 s before the machine killed it; under a 4 GiB limit: not enough memory)",
     area = "size caps (hostile input)",
     repro = [[local t = {}; for _ = 1, 100000 do t = {t} end; Tensor.new(t)]],
-    fn = "^Tensor%.new$", avoid = {args = "^H%.deep%(100000%)$"},
+    fn = "^Tensor%.new$", why = "out of memory", avoid = {args = "^H%.deep%(100000%)$"},
   },
   {
     finding = "a Tensor op with uop.Invalid as its operand is accepted and fails only when compiled, inside " ..
@@ -95,5 +86,15 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     area = "Tensor messages (hostile input)",
     repro = [[print(pcall(function() return (Tensor.ones(2, 3) + uop.Invalid):tolist() end))]],
     message = "the Invalid marker has no value",
+  },
+  {
+    finding = "Tensor front end: a wrong-typed self or argument fails inside scripting/tensor*.lua " ..
+      "(a Lua runtime error, or a message positioned inside uopdb), also later, when such a tensor is used " ..
+      "(Tensor.from_uop(t, \"REDUCE_AXIS\") makes a tensor whose uop is a string)",
+    area = "Tensor messages (hostile input)",
+    repro = [[print(pcall(Tensor.view))  -- uopdb/tensor_movement.lua:48: attempt to index a nil value (local 'self')
+print(pcall(Tensor.add, 5, Tensor.new({1})))  -- uopdb/tensor_elementwise.lua:45: attempt to index a number value
+print(pcall(Tensor.from_uop, setmetatable({}, {__name = "x"})))  -- uopdb/tensor_create.lua:43: bad argument #1 to 'shape']],
+    why = "raised inside uopdb's Lua code", message = "^uopdb/tensor[%w_]*%.lua:",
   },
 }

@@ -126,7 +126,7 @@ docs: $(BUILD)/uopdb
 	@scripts/update_docs.sh $(BUILD)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -88,6 +88,13 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     message = "the Invalid marker has no value",
   },
   {
+    finding = "an empty tensor with a huge dimension (shape (1e9, 0)) is printed and listed row by row: " ..
+      "out of memory after a long time",
+    area = "size caps (hostile input)",
+    repro = [[print(pcall(tostring, Tensor.empty(1e9, 0)))  -- not enough memory]],
+    fn = "^Tensor[%.%[]", why = "out of memory",
+  },
+  {
     finding = "Tensor front end: a wrong-typed self or argument fails inside scripting/tensor*.lua " ..
       "(a Lua runtime error, or a message positioned inside uopdb), also later, when such a tensor is used " ..
       "(Tensor.from_uop(t, \"REDUCE_AXIS\") makes a tensor whose uop is a string)",

@@ -82,12 +82,17 @@ function V.new(rng, extra_strings, option_keys)
 
   -- keeps a result for later calls (at most 40 of a kind, newest replacing
   -- a random old one); big tensors stay out so no call computes on them
+  -- (above 4096 elements, or a dimension above 4096: an empty tensor of
+  -- shape (1e9, 0) prints a billion rows)
   function g.remember(n, x)
     if x == nil then return end
     local kind = g.kind(x)
     if kind == "Tensor" then
       local ok, count = pcall(x.numel, x)
       if not ok or type(count) ~= "number" or count > 4096 then return end
+      local ok_shape, shape = pcall(x.shape, x)
+      if not ok_shape or type(shape) ~= "table" then return end
+      for _, d in ipairs(shape) do if type(d) ~= "number" or d > 4096 then return end end
     elseif kind == "string" then
       if #x > 10000 or x:find("..", 1, true) or x:find("^/") then return end
     end

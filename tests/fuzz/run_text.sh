@@ -16,7 +16,7 @@ if [ "${1:-}" = --make ]; then
     # a brief run starts from the seeds alone, each time the same way
     scratch=$(mktemp -d)
     trap 'rm -rf "$scratch"' EXIT
-    if ! make --no-print-directory -j2 fuzz-build FUZZ_BUILD="$2" >"${TMPDIR:-/tmp}/uopdb-fuzz-build.$$" 2>&1; then
+    if ! make --no-print-directory -j2 fuzz-build FUZZ_BUILD="$1" >"${TMPDIR:-/tmp}/uopdb-fuzz-build.$$" 2>&1; then
         tail -n 5 "${TMPDIR:-/tmp}/uopdb-fuzz-build.$$"
         rm -f "${TMPDIR:-/tmp}/uopdb-fuzz-build.$$"
         echo "the fuzz harnesses did not build: they need clang and libFuzzer (Debian's clang and libclang-rt-14-dev; make deps installs them)"

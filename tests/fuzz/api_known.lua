@@ -95,6 +95,13 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     fn = "^Tensor[%.%[]", why = "out of memory",
   },
   {
+    finding = "p:export(name) and p:report(name) with a name that cannot be written quote the name as is: " ..
+      "a name holding newlines gives a message of several lines",
+    area = "messages (hostile input)",
+    repro = [[local p = uop.compile(Tensor.new({1, 2}) + 1, {select = false}); print(pcall(p.export, p, "a\nb"))]],
+    why = "message of several lines", message = "cannot write ",
+  },
+  {
     finding = "Tensor front end: a wrong-typed self or argument fails inside scripting/tensor*.lua " ..
       "(a Lua runtime error, or a message positioned inside uopdb), also later, when such a tensor is used " ..
       "(Tensor.from_uop(t, \"REDUCE_AXIS\") makes a tensor whose uop is a string)",

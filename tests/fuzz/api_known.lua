@@ -98,7 +98,8 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     finding = "p:export(name) and p:report(name) with a name that cannot be written quote the name as is: " ..
       "a name holding newlines gives a message of several lines",
     area = "messages (hostile input)",
-    repro = [[local p = uop.compile(Tensor.new({1, 2}) + 1, {select = false}); print(pcall(p.export, p, "a\nb"))]],
+    repro = [[local p = uop.compile(Tensor.new({1, 2}) + 1, {select = false})
+print(pcall(p.export, p, string.rep("a\n", 200)))  -- export: cannot write a\na\n... (a name too long)]],
     why = "message of several lines", message = "cannot write ",
   },
   {

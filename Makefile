@@ -7,6 +7,8 @@
 #   make deps       install missing Debian packages
 #   make fuzz-symbolic N=1000000   the symbolic engine's random checker
 #   make fuzz-pipeline N=1000 SEED=1   random tensor programs, compiled, run and validated
+#   make fuzz-text FUZZ_SECONDS=600     the parsers' libFuzzer harnesses (clang), each that long
+#   make fuzz-api FUZZ_CALLS=1000000    every uop/Tensor/program/kernel function, random hostile arguments
 #   make install    PREFIX=/usr/local
 #   make docs       regenerate the stage table in docs/ARCHITECTURE.md from the rows that run
 SHELL := /bin/bash
@@ -125,7 +127,7 @@ docs: $(BUILD)/uopdb
 	@scripts/update_docs.sh $(BUILD)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -133,3 +135,42 @@ clean:
 fuzz-pipeline:
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb
 	@UOPDB_VERIFY=$${UOPDB_VERIFY:-1} $(BUILD)/uopdb tests/fuzz/fuzz_pipeline.lua $(if $(filter command line,$(origin N)),$(N),1000) $(SEED)
+
+# ---- libFuzzer harnesses of the text parsers (tests/fuzz/fuzz_<name>.c) ----
+# Built with clang into build-fuzz/: the parsers and what they use (util, ir,
+# rewrite, the listing and the tinygrad repr) with coverage, ASan and UBSan.
+#   make fuzz-text [FUZZ_SECONDS=600] [FUZZ_TARGETS="listing arg"]  each parser that long, by hand
+#   make fuzz-api [FUZZ_CALLS=1000000 | FUZZ_SECONDS=600] [SEED=1] [SAN=1]   the Lua API fuzzer
+# Findings go to build-fuzz/findings/ (libFuzzer's crash files) and
+# build-fuzz/api/finding-<k>.lua (shrunk Lua snippets).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_TEXT_TARGETS := listing tinygrad_repr rules arg
+FUZZ_TARGETS ?= $(FUZZ_TEXT_TARGETS)
+FUZZ_SECONDS ?= 600
+FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -O1 -g -I. \
+  -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FUZZ_SRC := $(sort $(wildcard core/util/*.c core/ir/*.c core/rewrite/*.c)) viz/listing.c viz/tinygrad_repr.c
+FUZZ_OBJ := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.o)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@$(call need,$(FUZZ_CC))mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_text.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) -lm -lpthread
+
+.PHONY: fuzz-text fuzz-api fuzz-build
+fuzz-build: $(FUZZ_TEXT_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+fuzz-text: fuzz-build
+	@tests/fuzz/run_text.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# the Lua API fuzzer: FUZZ_CALLS calls, or FUZZ_SECONDS when given on the command
+# line; SAN=1 runs it under the sanitizers (build-san/uopdb)
+FUZZ_CALLS ?= 1000000
+fuzz-api: $(BUILD)/uopdb
+	@$(BUILD)/uopdb tests/fuzz/fuzz_api.lua --uopdb $(BUILD)/uopdb --out $(FUZZ_BUILD)/api --seed $(SEED) \
+	  $(if $(filter command line environment,$(origin FUZZ_SECONDS)),--seconds $(FUZZ_SECONDS),--calls $(FUZZ_CALLS))
+
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

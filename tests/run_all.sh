@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_all.sh [BUILD_DIR] - runs every test suite (C unit tests, Lua tests,
-# REPL tests, the samples, the Makefile without the packages, the layer check, the
+# REPL tests, the samples, the parser and API fuzzers, the Makefile without the packages, the layer check, the
 # report and export in a headless browser and against their schema, the
 # stock-lua5.4 require test) and ends with one line
 # "tests: N passed, M failed".  Exits non-zero if anything failed.
@@ -60,6 +60,10 @@ if [ -x tests/docs/run.sh ]; then run_counted "docs (stage table)" tests/docs/ru
 if [ -x tests/samples/run.sh ]; then run_counted "samples" tests/samples/run.sh "$build/uopdb"; fi
 if [ -f tests/readme/run.lua ]; then run_counted "readme walkthroughs" "$build/uopdb" tests/readme/run.lua "$build/uopdb"; fi
 if [ -x tests/report/run.sh ]; then run_counted "report (html, json)" tests/report/run.sh "$build"; fi
+# the parser harnesses briefly (3 s each, libFuzzer seed 1), built with clang
+if [ -x tests/fuzz/run_text.sh ]; then run_counted "fuzz (text parsers)" tests/fuzz/run_text.sh --make build-fuzz 3; fi
+# the Lua API fuzzer briefly (seed 1, 6000 calls) and its self-check
+if [ -x tests/fuzz/run_api.sh ]; then run_counted "fuzz (Lua API)" tests/fuzz/run_api.sh "$build"; fi
 if [ -f tests/lua/require_test.lua ]; then
     # one check: the module loads into a stock lua5.4 and works there; a
     # sanitized module needs the sanitizer runtimes preloaded into lua5.4

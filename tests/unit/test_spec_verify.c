@@ -19,27 +19,7 @@
 #include "viz/listing.h"
 #include "test_files.h"
 
-static UCtx *c;
-static char err[1024];
-
-static int setup(void **state) {
-    (void)state;
-    c = uctx_new();
-    return c ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    ruleset_registry_free();
-    uctx_free(c);
-    return 0;
-}
-
-static const UOp *parse(const char *text) {
-    const UOp *u = uop_parse_listing(c, text, err, sizeof err);
-    if (!u) fail_msg("listing: %s\n%s", err, text);
-    return u;
-}
+#include "listing_fixture.h"
 
 /* the node with this op (and dtype name, when given) in root's graph */
 static const UOp *find(const UOp *root, Op op, const char *dtype) {

@@ -42,6 +42,7 @@ const DType *luop_check_dtype(lua_State *L, int idx) {
 
 static int dt_tostring(lua_State *L) {
     const DType *dt = luop_test_dtype(L, 1);
+    if (!dt) return luaL_typeerror(L, 1, "DType");
     StrBuf sb;
     sb_init(&sb);
     dt_format(&sb, dt);

@@ -599,12 +599,15 @@ static int p_run(lua_State *L) {
     return 2;
 }
 
-/* p:time([n]) -> best wall-clock ms of n runs (default 3) of the whole
- * program on outputs allocated once, after a first run that compiles */
+/* p:time([n]) -> best wall-clock ms of n runs (default 3, at most
+ * TIME_MAX_RUNS) of the whole program on outputs allocated once, after a first
+ * run that compiles; Ctrl-C stops it between kernels (program_run checks) */
+#define TIME_MAX_RUNS 100000
 static int p_time(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     lua_Integer n = luaL_optinteger(L, 2, 3);
     if (n < 1) return luaL_argerror(L, 2, "at least one run");
+    if (n > TIME_MAX_RUNS) return luaL_error(L, "time: n is %I runs, at most %d", n, TIME_MAX_RUNS);
     const Schedule *s = p->s;
     void **outs = lua_newuserdatauv(L, sizeof(void *) * (size_t)(s->noutputs + 1), 0);
     memset(outs, 0, sizeof(void *) * (size_t)(s->noutputs + 1));

@@ -120,5 +120,8 @@ end
 Tensor.format_values = format_values
 
 function Tensor:__tostring()
+  -- an empty tensor prints as numpy prints it, without listing its (maybe
+  -- very many) empty rows
+  if #self._shape > 0 and prod(self._shape) == 0 then return "[]" end
   return format_values(self:tolist(), self._shape, self._dtype)
 end

@@ -29,13 +29,6 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     fn = "^uop%.trace_lines$", why = "Lua runtime error",
   },
   {
-    finding = "DType's __tostring on a value that is not a dtype crashes (scripting/lua_dtype.c dt_tostring " ..
-      "passes NULL to dt_format; luop_check_dtype instead of luop_test_dtype would refuse it)",
-    area = "Lua bindings (hostile input)",
-    repro = [[getmetatable(uop.dtypes.float32).__tostring(5)  -- segmentation fault]],
-    fn = "^MT%[\"uopdb%.DType\"%]%.__tostring$", why = "crash", avoid = {skip = true},
-  },
-  {
     finding = "a message that quotes a string argument holding newlines spans several lines",
     area = "messages (hostile input)",
     repro = [[print(pcall(uop.dtypes.float32.ptr, "a\nb"))  -- unknown dtype 'a\nb' on two lines]],
@@ -48,19 +41,6 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     fn = "^Tensor[%.%[]", why = "Lua runtime error",
   },
   {
-    finding = "Tensor.new of a table that holds itself never returns",
-    area = "Tensor messages / limits (hostile input)",
-    repro = [[local t = {1, 2}; t[3] = t; Tensor.new(t)  -- hangs]],
-    fn = "^Tensor%.new$", why = "crash", message = "^timeout$", avoid = {args = "^H%.cycle%(%)$"},
-  },
-  {
-    finding = "p:time(n) runs the program n times, however large n is (2^31: hours)",
-    area = "work limits (hostile input)",
-    repro = [[uop.compile(Tensor.new({1, 2}):exp(), {select = false}):time(2^31)  -- hangs]],
-    fn = "^MT%[\"uopdb%.Program\"%]%.__index%.time$", why = "crash", message = "^timeout$",
-    avoid = {big_numbers = true},
-  },
-  {
     finding = "k:dot(file) passes the name to the dot program as is: a name starting with '-' is read as an " ..
       "option, and dot's whole usage text becomes the error message (several lines)",
     area = "messages (hostile input)",
@@ -68,31 +48,11 @@ print(pcall(uop.trace_lines, {3}))  -- attempt to index a nil value]],
     why = "message of several lines", message = "^dot failed",
   },
   {
-    finding = "uop.buffer(dtype, n) allocates n elements however large n is (2^31 float32: 8 GiB, seconds)",
-    area = "size caps (hostile input)",
-    repro = [[uop.buffer(uop.dtypes.float32, 2^31)  -- 8 GiB]],
-    fn = "^uop%.buffer$", why = "out of memory", avoid = {big_numbers = true},
-  },
-  {
-    finding = "Tensor.new of a table nested 100000 deep needs memory growing with the square of the depth " ..
-      "(24 GiB and 77 s before the machine killed it; under a 4 GiB limit: not enough memory)",
-    area = "size caps (hostile input)",
-    repro = [[local t = {}; for _ = 1, 100000 do t = {t} end; Tensor.new(t)]],
-    fn = "^Tensor%.new$", why = "out of memory", avoid = {args = "^H%.deep%(100000%)$"},
-  },
-  {
     finding = "a Tensor op with uop.Invalid as its operand is accepted and fails only when compiled, inside " ..
       "uopdb (CONST: the Invalid marker has no value)",
     area = "Tensor messages (hostile input)",
     repro = [[print(pcall(function() return (Tensor.ones(2, 3) + uop.Invalid):tolist() end))]],
     message = "the Invalid marker has no value",
-  },
-  {
-    finding = "an empty tensor with a huge dimension (shape (1e9, 0)) is printed and listed row by row: " ..
-      "out of memory after a long time",
-    area = "size caps (hostile input)",
-    repro = [[print(pcall(tostring, Tensor.empty(1e9, 0)))  -- not enough memory]],
-    fn = "^Tensor[%.%[]", why = "out of memory",
   },
   {
     finding = "p:export(name) and p:report(name) with a name that cannot be written quote the name as is: " ..

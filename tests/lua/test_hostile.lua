@@ -239,3 +239,53 @@ T.test("an intermediate buffer above the host limit is refused naming it", funct
   local msg = T.err(function() local r = b:realize(); return r end)
   T.contains(msg, "cannot allocate tmp0 (8589934592 elements): more than the host buffer limit (16 GiB)")
 end)
+
+-- ---------------------------------------------------------------- API fuzzer findings
+
+T.test("DType's __tostring refuses a value that is not a dtype instead of crashing", function()
+  local dt_tostring = getmetatable(d.float32).__tostring
+  T.raises("DType expected, got number", dt_tostring, 5)
+  T.raises("DType expected, got table", dt_tostring, {})
+  T.eq(dt_tostring(d.float32), "float32")
+end)
+
+T.test("Tensor.new of a table that holds itself is refused naming the place", function()
+  local t = {1, 2}
+  t[3] = t
+  T.raises("Tensor.new: the data nests itself (data[3] is data)", Tensor.new, t)
+  local u = {{1, 2}, {3, 4}}
+  u[2][2] = u[2]
+  T.raises("Tensor.new: the data nests itself (data[2][2] is data[2])", Tensor.new, u)
+  -- the same table twice, side by side, is no cycle
+  local row = {1, 2}
+  T.eq(Tensor.new({row, row}):tolist()[2][2], 2)
+end)
+
+T.test("Tensor.new of a table nested 100000 deep is refused at the rank limit, quickly", function()
+  local t = {}
+  for _ = 1, 100000 do t = {t} end
+  local start = os.clock()
+  T.raises("Tensor.new: the data nests deeper than 16 levels (a shape has at most 16 dimensions)", Tensor.new, t)
+  T.ok(os.clock() - start < 1, "refused in " .. (os.clock() - start) .. " s")
+  -- 16 levels are a 16-D tensor
+  local ok16 = 7
+  for _ = 1, 16 do ok16 = {ok16} end
+  local s = Tensor.new(ok16):shape()
+  T.eq(#s, 16); T.eq(s[16], 1)
+end)
+
+T.test("p:time refuses a run count past its limit, naming n", function()
+  local p = uop.compile(Tensor.new({1, 2}):exp(), {select = false})
+  T.raises("time: n is 2147483648 runs, at most 100000", p.time, p, 2^31)
+  T.ok(p:time(2) >= 0, "two runs are timed")
+end)
+
+T.test("an empty tensor prints as [] without listing its rows", function()
+  -- numpy: str(np.empty((3, 0))) == "[]"
+  T.eq(tostring(Tensor.empty(3, 0)), "[]")
+  local start = os.clock()
+  T.eq(tostring(Tensor.empty(1e9, 0)), "[]")
+  T.ok(os.clock() - start < 1, "printed in " .. (os.clock() - start) .. " s")
+  T.eq(#Tensor.empty(3, 0):tolist(), 3)
+end)
+

@@ -208,7 +208,7 @@ local function named_args(what, names, defaults, ...)
     if i <= n then out[name] = args[i] end
   end
   for k, v in pairs(opts) do
-    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+    if not known[k] then fail("%s: unknown option '%s'", what, show(k)) end
     if out[k] ~= nil then fail("%s: %s given twice", what, k) end
     out[k] = v
   end

@@ -372,6 +372,12 @@ T.test("a Tensor named in a Tensor function's message is shown by shape and dtyp
   local msg = T.err(Tensor.eye, m)
   T.contains(msg, "eye: sizes must be non-negative integers, got Tensor(2, 3) int32")
   T.ok(not msg:find("\n"), "one line: " .. msg)
+  -- a Tensor as the name of an option
+  msg = T.err(Tensor.split, Tensor.ones(4), {[m] = 1})
+  T.contains(msg, "split: unknown option 'Tensor(2, 3) int32'")
+  -- a string option name holding a newline
+  msg = T.err(Tensor.split, Tensor.ones(4), 2, {["a\nb"] = 1})
+  T.contains(msg, "split: unknown option 'a\\nb'")
 end)
 
 T.test("split and chunk of a 0-d tensor are refused naming the function", function()

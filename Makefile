@@ -167,10 +167,11 @@ fuzz-text: fuzz-build
 	@tests/fuzz/run_text.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # the Lua API fuzzer: FUZZ_CALLS calls, or FUZZ_SECONDS when given on the command
-# line; SAN=1 runs it under the sanitizers (build-san/uopdb)
+# line; SAN=1 runs it under the sanitizers (build-san/uopdb).  Every kernel it
+# compiles is checked against the spec after every stage (UOPDB_VERIFY=1)
 FUZZ_CALLS ?= 1000000
 fuzz-api: $(BUILD)/uopdb
-	@$(BUILD)/uopdb tests/fuzz/fuzz_api.lua --uopdb $(BUILD)/uopdb --out $(FUZZ_BUILD)/api --seed $(SEED) \
+	@UOPDB_VERIFY=$${UOPDB_VERIFY:-1} $(BUILD)/uopdb tests/fuzz/fuzz_api.lua --uopdb $(BUILD)/uopdb --out $(FUZZ_BUILD)/api --seed $(SEED) \
 	  $(if $(filter command line environment,$(origin FUZZ_SECONDS)),--seconds $(FUZZ_SECONDS),--calls $(FUZZ_CALLS))
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -39,7 +39,7 @@ Op luop_check_op(lua_State *L, int idx) {
         Op op;
         const char *s = lua_tostring(L, idx);
         if (op_from_name(s, &op)) return op;
-        luaL_error(L, "unknown op '%s'", s);
+        luaL_error(L, "unknown op '%s'", luop_quote(L, s));
     }
     luaL_typeerror(L, idx, "op name or uop.ops value");
     return OP_NOOP;
@@ -52,7 +52,7 @@ AxisType luop_check_axis(lua_State *L, int idx) {
         AxisType a;
         const char *s = lua_tostring(L, idx);
         if (axis_from_name(s, &a)) return a;
-        luaL_error(L, "unknown axis type '%s'", s);
+        luaL_error(L, "unknown axis type '%s'", luop_quote(L, s));
     }
     luaL_typeerror(L, idx, "axis type name or uop.axis value");
     return AXIS_LOOP;

@@ -83,7 +83,7 @@ static bool beam_kernel(KernelPipeline *kp, const BeamLuaOpts *lo, BeamResult *r
 static int check_width(lua_State *L, int idx, const char *what) {
     if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 1 || lua_tointeger(L, idx) > BEAM_MAX_WIDTH)
         return luaL_error(L, "%s: the beam width must be an integer from 1 to %d, got %s", what, BEAM_MAX_WIDTH,
-                          lua_isnoneornil(L, idx) ? "nothing" : luaL_tolstring(L, idx, NULL));
+                          lua_isnoneornil(L, idx) ? "nothing" : luop_describe(L, idx));
     return (int)lua_tointeger(L, idx);
 }
 
@@ -91,7 +91,7 @@ static int check_width(lua_State *L, int idx, const char *what) {
 static double check_budget(lua_State *L, int idx, const char *what) {
     if (lua_isnil(L, idx)) return 0;
     if (!lua_isnumber(L, idx) || !(lua_tonumber(L, idx) > 0) || !isfinite(lua_tonumber(L, idx)))
-        return luaL_error(L, "%s: the budget must be a number of seconds above 0, got %s", what, luaL_tolstring(L, idx, NULL));
+        return luaL_error(L, "%s: the budget must be a number of seconds above 0, got %s", what, luop_describe(L, idx));
     return lua_tonumber(L, idx);
 }
 
@@ -99,7 +99,7 @@ static double check_budget(lua_State *L, int idx, const char *what) {
 static int check_flag(lua_State *L, int idx, const char *what, const char *name, int dflt) {
     if (lua_isnil(L, idx)) return dflt;
     if (!lua_isboolean(L, idx))
-        return luaL_error(L, "%s: %s must be true or false, got %s", what, name, luaL_tolstring(L, idx, NULL));
+        return luaL_error(L, "%s: %s must be true or false, got %s", what, name, luop_describe(L, idx));
     return lua_toboolean(L, idx);
 }
 
@@ -110,13 +110,13 @@ static void check_cache(lua_State *L, int idx, const char *what, const char *nam
         size_t n;
         const char *dir = lua_tolstring(L, idx, &n);
         if (!n || n >= sizeof lo->cache_dir)
-            luaL_error(L, "%s: %s must be true, false or a directory name, got \"%s\"", what, name, dir);
+            luaL_error(L, "%s: %s must be true, false or a directory name, got \"%s\"", what, name, luop_quote(L, dir));
         memcpy(lo->cache_dir, dir, n + 1);
         lo->cache = true;
     } else if (lua_isnil(L, idx) || lua_isboolean(L, idx)) {
         lo->cache = lua_isnil(L, idx) || lua_toboolean(L, idx);
     } else {
-        luaL_error(L, "%s: %s must be true, false or a directory name, got %s", what, name, luaL_tolstring(L, idx, NULL));
+        luaL_error(L, "%s: %s must be true, false or a directory name, got %s", what, name, luop_describe(L, idx));
     }
 }
 

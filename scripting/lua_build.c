@@ -46,7 +46,7 @@ static int b_var(lua_State *L) {
     luop_safe_point(L);
     const char *name = luaL_checkstring(L, 1);
     lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
-    if (lo > hi) return luaL_error(L, "var: '%s' has lo %I > hi %I", name, lo, hi);
+    if (lo > hi) return luaL_error(L, "var: '%s' has lo %I > hi %I", luop_quote(L, name), lo, hi);
     luop_push_result(L, uop_var(luop_ctx(L), name, lo, hi));
     return 1;
 }

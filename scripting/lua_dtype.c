@@ -33,7 +33,7 @@ const DType *luop_check_dtype(lua_State *L, int idx) {
         const char *s = lua_tostring(L, idx);
         int n = dt_parse(s, &dt);
         if (n > 0 && (size_t)n == strlen(s) && dt) return dt;
-        luaL_error(L, "unknown dtype '%s'", s);
+        luaL_error(L, "unknown dtype '%s'", luop_quote(L, s));
         return NULL;
     }
     luaL_typeerror(L, idx, "dtype");
@@ -42,6 +42,7 @@ const DType *luop_check_dtype(lua_State *L, int idx) {
 
 static int dt_tostring(lua_State *L) {
     const DType *dt = luop_test_dtype(L, 1);
+    if (!dt) return luaL_typeerror(L, 1, "DType");
     StrBuf sb;
     sb_init(&sb);
     dt_format(&sb, dt);
@@ -80,7 +81,7 @@ static int dt_ptr_m(lua_State *L) {
     if (strcmp(space, "global") == 0) as = ADDR_GLOBAL;
     else if (strcmp(space, "local") == 0) as = ADDR_LOCAL;
     else if (strcmp(space, "reg") == 0) as = ADDR_REG;
-    else return luaL_error(L, "ptr: unknown address space '%s' (global, local or reg)", space);
+    else return luaL_error(L, "ptr: unknown address space '%s' (global, local or reg)", luop_quote(L, space));
     if (dt_is_ptr(dt)) return luaL_error(L, "ptr: a pointer cannot point to a pointer");
     const DType *p = dt_ptr(dt, size, as);
     if (!p) return luaL_error(L, "ptr: cannot make a pointer of this dtype");

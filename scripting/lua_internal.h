@@ -60,6 +60,13 @@ const UOp *luop_check(lua_State *L, int idx);     /* raises "UOp expected" */
  * raises on a value the dtype cannot hold (a float too large for an int). */
 const UOp *luop_const_number(lua_State *L, const DType *dt, int idx);
 
+/* ---- quoting a user's string in a message (lua_quote.c) ---- */
+/* Pushes s escaped onto one line and cut to a readable length; returns it. */
+const char *luop_quote(lua_State *L, const char *s);
+/* Pushes a one-line description of the value at idx for a message ("a
+ * table", "a Tensor", a number, a quoted-safe string); returns it. */
+const char *luop_describe(lua_State *L, int idx);
+
 /* ---- dtypes (lua_dtype.c) ---- */
 void luop_push_dtype(lua_State *L, const DType *dt);
 const DType *luop_test_dtype(lua_State *L, int idx);   /* userdata only */

@@ -509,7 +509,7 @@ static int k_dot(lua_State *L) {
             FILE *f = fopen(file, "w");
             if (!f) {
                 sb_free(&sb);
-                return luaL_error(L, "cannot write %s: %s", file, strerror(errno));
+                return luaL_error(L, "cannot write %s: %s", luop_quote(L, file), strerror(errno));
             }
             fputs(sb_str(&sb), f);
             fclose(f);
@@ -565,8 +565,8 @@ int parse_opts(lua_State *L, int idx, KernelOpt *out) {
         int axis_ok, amount_ok;
         lua_Integer axis = lua_tointegerx(L, -2, &axis_ok), amount = lua_tointegerx(L, -1, &amount_ok);
         if (!axis_ok || !amount_ok) {
-            const char *a = luaL_tolstring(L, -2, NULL);
-            const char *b = luaL_tolstring(L, -2, NULL);   /* the amount, below the text just pushed */
+            const char *a = luop_describe(L, -2);
+            const char *b = luop_describe(L, -2);   /* the amount, below the text just pushed */
             return luaL_error(L, "opt %d: axis and amount must be integers, got %s and %s", i + 1, a, b);
         }
         if (axis < 0 || axis > INT_MAX)
@@ -753,7 +753,7 @@ static int k_breakpoint(lua_State *L) {
     }
     if (lua_getfield(L, 2, "op") != LUA_TNIL) {
         bp.kind = BREAK_OP, kinds++;
-        if (!op_from_name(luaL_checkstring(L, -1), &bp.op)) return luaL_error(L, "breakpoint: unknown op '%s'", lua_tostring(L, -1));
+        if (!op_from_name(luaL_checkstring(L, -1), &bp.op)) return luaL_error(L, "breakpoint: unknown op '%s'", luop_quote(L, lua_tostring(L, -1)));
         snprintf(text, sizeof text, "op %s", op_name(bp.op));
     }
     if (lua_getfield(L, 2, "node") != LUA_TNIL) {
@@ -879,7 +879,7 @@ static int k_asm(lua_State *L) {
         lua_getfield(L, 2, "target");
         const char *t = lua_tostring(L, -1);
         if (!t || (strcmp(t, "ptx") && strcmp(t, "host")))
-            return luaL_error(L, "asm: target must be \"ptx\" or \"host\", got %s", luaL_tolstring(L, -1, NULL));
+            return luaL_error(L, "asm: target must be \"ptx\" or \"host\", got %s", luop_describe(L, -1));
         if (!strcmp(t, "ptx")) {
             char err[1024];
             const UOp *lin = pipeline_root(kp, STAGE_COUNT, err, sizeof err);

@@ -131,8 +131,11 @@ int luaopen_uopdb(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
     /* the Lua parts add to the table; each receives it and one table the
-     * parts share their helpers through, which scripts never see */
+     * parts share their helpers through, which scripts never see; it starts
+     * with the UOp metatable, so the Lua parts can tell a UOp from a look-alike */
     lua_newtable(L);
+    luaL_getmetatable(L, LUOP_UOP_MT);
+    lua_setfield(L, -2, "uop_mt");
     for (size_t i = 0; i < sizeof lua_parts / sizeof lua_parts[0]; i++) {
         const struct LuaPart *p = &lua_parts[i];
         if (luaL_loadbuffer(L, p->data, *p->len, p->chunkname) != LUA_OK) return lua_error(L);

@@ -196,7 +196,7 @@ static void insert_rules_option(lua_State *L, int opts, LProgram *p) {
     lua_pushnil(L);
     while (lua_next(L, t)) {
         if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > STAGE_COUNT)
-            luaL_error(L, "uop.compile: rules: no stage %s (rules go into stages 1 to %d)", luaL_tolstring(L, -2, NULL),
+            luaL_error(L, "uop.compile: rules: no stage %s (rules go into stages 1 to %d)", luop_describe(L, -2),
                        STAGE_COUNT);
         RuleSet *rs = luop_to_rules(L, -1);
         int n = (int)lua_tointeger(L, -2);
@@ -248,14 +248,14 @@ static int l_compile(lua_State *L) {
         const char *tr = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (!lua_isnil(L, -1) && (!tr || (strcmp(tr, "native") && strcmp(tr, "decomposed"))))
             return luaL_error(L, "uop.compile: transcendentals must be \"native\" or \"decomposed\", got %s",
-                              luaL_tolstring(L, -1, NULL));
+                              luop_describe(L, -1));
         popts.native_transcendentals = tr && !strcmp(tr, "native");
         lua_pop(L, 1);
         /* target = "gpu": a generic GPU (workgroups, local memory, barriers), run in the emulator */
         lua_getfield(L, 2, "target");
         const char *tg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (!lua_isnil(L, -1) && (!tg || (strcmp(tg, "cpu") && strcmp(tg, "gpu"))))
-            return luaL_error(L, "uop.compile: target must be \"cpu\" or \"gpu\", got %s", luaL_tolstring(L, -1, NULL));
+            return luaL_error(L, "uop.compile: target must be \"cpu\" or \"gpu\", got %s", luop_describe(L, -1));
         popts.target = tg && !strcmp(tg, "gpu") ? TARGET_GPU : TARGET_CPU;
         lua_pop(L, 1);
     }
@@ -297,7 +297,7 @@ static int l_compile(lua_State *L) {
         const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (!lua_isnil(L, -1) && (!mode || (strcmp(mode, "heuristic") && strcmp(mode, "none"))))
             return luaL_error(L, "uop.compile: opts must be \"heuristic\" or \"none\", got %s",
-                              luaL_tolstring(L, -1, NULL));
+                              luop_describe(L, -1));
         if (mode) heuristic = !strcmp(mode, "heuristic");
         lua_pop(L, 1);
     }
@@ -328,7 +328,7 @@ static int l_compile(lua_State *L) {
         while (lua_next(L, t)) {
             if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > p->nk)
                 return luaL_error(L, "uop.compile: kernel_opts: no kernel %s (the program has %d)",
-                                  luaL_tolstring(L, -2, NULL), p->nk);
+                                  luop_describe(L, -2), p->nk);
             if (!lua_istable(L, -1))
                 return luaL_error(L, "uop.compile: kernel_opts[%I]: a list of opts expected, got %s",
                                   (LUAI_UACINT)lua_tointeger(L, -2), luaL_typename(L, -1));
@@ -454,7 +454,7 @@ void check_option_keys(lua_State *L, int t, const char *what, const char *const 
         if (lua_type(L, -1) == LUA_TSTRING)
             for (const char *const *k = known; *k && !ok; k++) ok = !strcmp(lua_tostring(L, -1), *k);
         if (!ok) {
-            const char *key = luaL_tolstring(L, -1, NULL); /* the key, as text, on top */
+            const char *key = luop_describe(L, -1); /* the key, as text, quoted */
             luaL_Buffer b;
             luaL_buffinit(L, &b);
             for (const char *const *k = known; *k; k++) {
@@ -599,12 +599,15 @@ static int p_run(lua_State *L) {
     return 2;
 }
 
-/* p:time([n]) -> best wall-clock ms of n runs (default 3) of the whole
- * program on outputs allocated once, after a first run that compiles */
+/* p:time([n]) -> best wall-clock ms of n runs (default 3, at most
+ * TIME_MAX_RUNS) of the whole program on outputs allocated once, after a first
+ * run that compiles; Ctrl-C stops it between kernels (program_run checks) */
+#define TIME_MAX_RUNS 100000
 static int p_time(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     lua_Integer n = luaL_optinteger(L, 2, 3);
     if (n < 1) return luaL_argerror(L, 2, "at least one run");
+    if (n > TIME_MAX_RUNS) return luaL_error(L, "time: n is %I runs, at most %d", n, TIME_MAX_RUNS);
     const Schedule *s = p->s;
     void **outs = lua_newuserdatauv(L, sizeof(void *) * (size_t)(s->noutputs + 1), 0);
     memset(outs, 0, sizeof(void *) * (size_t)(s->noutputs + 1));

@@ -150,16 +150,19 @@ static const char *module_version(lua_State *L, char *buf, size_t len) {
     return buf[0] ? buf : NULL;
 }
 
-static bool write_file(const char *path, const StrBuf *sb, char *err, size_t errlen) {
+/* the name is quoted on one line in err (luop_quote pushes it) */
+static bool write_file(lua_State *L, const char *path, const StrBuf *sb, char *err, size_t errlen) {
     FILE *f = fopen(path, "wb");
     if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot write %s: %s", luop_quote(L, path), strerror(e));
         return false;
     }
     size_t w = fwrite(sb_str(sb), 1, sb->len, f);
     int e = errno;
     if (fclose(f) != 0 || w != sb->len) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(w != sb->len ? e : errno));
+        int e2 = errno;
+        snprintf(err, errlen, "cannot write %s: %s", luop_quote(L, path), strerror(w != sb->len ? e : e2));
         return false;
     }
     return true;
@@ -206,7 +209,7 @@ static void check_keys(lua_State *L, int t) {
         for (size_t i = 0; i < sizeof known / sizeof *known && lua_type(L, -1) == LUA_TSTRING; i++)
             ok = ok || !strcmp(lua_tostring(L, -1), known[i]);
         if (!ok)
-            luaL_error(L, "report: unknown option '%s' (known: graphs, max_nodes, radius, run)", luaL_tolstring(L, -1, NULL));
+            luaL_error(L, "report: unknown option '%s' (known: graphs, max_nodes, radius, run)", luop_describe(L, -1));
     }
 }
 
@@ -234,7 +237,7 @@ static int p_report(lua_State *L) {
     StrBuf sb;
     sb_init(&sb);
     char err[1200];
-    bool ok = make(L, lp, true, &ro, run, &sb, err, sizeof err) && write_file(path, &sb, err, sizeof err);
+    bool ok = make(L, lp, true, &ro, run, &sb, err, sizeof err) && write_file(L, path, &sb, err, sizeof err);
     sb_free(&sb);
     if (!ok) return luaL_error(L, "report: %s", err);
     lua_pushstring(L, path);
@@ -248,7 +251,7 @@ static int p_export(lua_State *L) {
     StrBuf sb;
     sb_init(&sb);
     char err[1200];
-    bool ok = make(L, lp, false, NULL, false, &sb, err, sizeof err) && write_file(path, &sb, err, sizeof err);
+    bool ok = make(L, lp, false, NULL, false, &sb, err, sizeof err) && write_file(L, path, &sb, err, sizeof err);
     sb_free(&sb);
     if (!ok) return luaL_error(L, "export: %s", err);
     lua_pushstring(L, path);

@@ -174,10 +174,10 @@ static void add_rule(lua_State *L, RuleSet *rs, int t, int n, const Where *call)
     }
     const char *name = lua_tostring(L, -1);
     if (rule_field(L, t, "pattern", n, LUA_TSTRING, LUA_TNONE) == LUA_TNIL)
-        luaL_error(L, "rules: rule %d ('%s') has no pattern", n, name);
+        luaL_error(L, "rules: rule %d ('%s') has no pattern", n, luop_quote(L, name));
     const char *pattern = lua_tostring(L, -1);
     int rty = rule_field(L, t, "rewrite", n, LUA_TFUNCTION, LUA_TSTRING);
-    if (rty == LUA_TNIL) luaL_error(L, "rules: rule %d ('%s') has no rewrite (a function or a template)", n, name);
+    if (rty == LUA_TNIL) luaL_error(L, "rules: rule %d ('%s') has no rewrite (a function or a template)", n, luop_quote(L, name));
     int rewrite_idx = lua_gettop(L);
     int wty = rule_field(L, t, "when", n, LUA_TFUNCTION, LUA_TNONE);
     int when_idx = lua_gettop(L);
@@ -218,7 +218,7 @@ static void add_rule(lua_State *L, RuleSet *rs, int t, int n, const Where *call)
     }
     bool ok = ruleset_add(rs, r);
     rule_unref(r);
-    if (!ok) luaL_error(L, "rules: cannot add rule '%s'", name);
+    if (!ok) luaL_error(L, "rules: cannot add rule '%s'", luop_quote(L, name));
     lua_settop(L, base);
 }
 

@@ -270,6 +270,31 @@ static void push_element(lua_State *L, const DType *dt, const void *p, size_t k)
     }
 }
 
+/* the most Lua lists a nested result may take (about 4 GiB of tables): an
+ * empty shape such as (1e9, 0) has no elements but would take 1e9 lists */
+#define NESTED_MAX_LISTS ((int64_t)1 << 26)
+
+/* whether a result of shape s takes at most NESTED_MAX_LISTS lists */
+static bool nested_lists_ok(const Shape *s) {
+    int64_t lists = 1, level = 1;
+    for (int i = 0; i + 1 < s->ndim && lists <= NESTED_MAX_LISTS; i++) {
+        level = s->d[i] > NESTED_MAX_LISTS ? NESTED_MAX_LISTS + 1 : level * s->d[i];
+        if (level > NESTED_MAX_LISTS) level = NESTED_MAX_LISTS + 1;
+        lists += level;
+    }
+    return lists <= NESTED_MAX_LISTS;
+}
+
+/* raises "what: the shape (...) needs more than 2^26 nested lists" */
+static int nested_lists_error(lua_State *L, const char *what, const Shape *s) {
+    StrBuf sb;
+    sb_init(&sb);
+    shape_format(&sb, s);
+    lua_pushstring(L, sb_str(&sb));
+    sb_free(&sb);
+    return luaL_error(L, "%s: the shape %s needs more than 2^26 nested lists", what, lua_tostring(L, -1));
+}
+
 /* Pushes the elements as lists nested by shape (a bare value for ()). */
 typedef void (*PushFn)(lua_State *L, const void *src, size_t k);
 
@@ -375,6 +400,7 @@ static int t_buffer_values(lua_State *L) {
             return luaL_error(L, "buffer_values: shape of %I elements for a buffer of %I", (lua_Integer)shape_numel(&s),
                               (lua_Integer)count);
     }
+    if (!nested_lists_ok(&s)) return nested_lists_error(L, "buffer_values", &s);
     ElemSrc e = {b->dtype, p};
     size_t k = 0;
     push_nested(L, &s, 0, &k, push_buffer_elem, &e);
@@ -411,6 +437,11 @@ static int t_reference(lua_State *L) {
     char err[512];
     if (!ref_eval(u, luop_buffer_lookup, L, &t, err, sizeof err)) return luaL_error(L, "%s", err);
     /* copy out with no chance of an error leaking the result */
+    if (!nested_lists_ok(&t.shape)) {
+        Shape shape = t.shape;
+        ref_tensor_free(&t);
+        return nested_lists_error(L, "reference", &shape);
+    }
     if (!lua_checkstack(L, SHAPE_MAX_DIMS * 3 + 8)) {
         ref_tensor_free(&t);
         return luaL_error(L, "reference: stack overflow");

@@ -113,14 +113,14 @@ static const char *extension(const char *path) {
 /* writes text to path (for .dot/.gv) or has Graphviz render it */
 static void write_dot_file(lua_State *L, const char *text, const char *path) {
     const char *ext = extension(path);
-    if (!ext) luaL_error(L, "dot: cannot tell the format of '%s' (use .dot, .svg, .png or .pdf)", path);
+    if (!ext) luaL_error(L, "dot: cannot tell the format of '%s' (use .dot, .svg, .png or .pdf)", luop_quote(L, path));
     if (strcmp(ext, "dot") == 0 || strcmp(ext, "gv") == 0) {
         FILE *f = fopen(path, "w");
-        if (!f) luaL_error(L, "dot: cannot write '%s': %s", path, strerror(errno));
+        if (!f) luaL_error(L, "dot: cannot write '%s': %s", luop_quote(L, path), strerror(errno));
         size_t len = strlen(text);
         bool ok = fwrite(text, 1, len, f) == len;
         ok = (fclose(f) == 0) && ok;
-        if (!ok) luaL_error(L, "dot: error writing '%s'", path);
+        if (!ok) luaL_error(L, "dot: error writing '%s'", luop_quote(L, path));
         return;
     }
     char err[512] = "";
@@ -188,8 +188,8 @@ static void diff_check_keys(lua_State *L, int t) {
         }
         luaL_pushresult(&b);
         const char *names = lua_tostring(L, -1);
-        if (lua_type(L, -2) == LUA_TSTRING) luaL_error(L, "diff: unknown option '%s' (options: %s)", lua_tostring(L, -2), names);
-        luaL_error(L, "diff: unknown option [%s] (options: %s)", luaL_tolstring(L, -2, NULL), names);
+        if (lua_type(L, -2) == LUA_TSTRING) luaL_error(L, "diff: unknown option '%s' (options: %s)", luop_quote(L, lua_tostring(L, -2)), names);
+        luaL_error(L, "diff: unknown option [%s] (options: %s)", luop_describe(L, -2), names);
     }
 }
 

@@ -266,7 +266,10 @@ static int u_eval(lua_State *L) {
         int isint;
         lua_Integer v = lua_tointegerx(L, -1, &isint);
         if (!isint && lua_isboolean(L, -1)) { v = lua_toboolean(L, -1); isint = 1; }
-        if (!isint) return luaL_error(L, "eval: value of '%s' must be an integer, got %s", name, luaL_typename(L, -1));
+        if (!isint) {
+            const char *type = luaL_typename(L, -1);
+            return luaL_error(L, "eval: value of '%s' must be an integer, got %s", luop_quote(L, name), type);
+        }
         b[i].name = name; /* kept alive: the key stays in the table */
         b[i].value = v;
         i++;

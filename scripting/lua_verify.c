@@ -128,7 +128,7 @@ int luop_kernel_verify(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     if (lua_type(L, 2) == LUA_TSTRING) {
         if (strcmp(lua_tostring(L, 2), "all") != 0)
-            return luaL_error(L, "verify: takes a point 0..%d or \"all\", not \"%s\"", STAGE_COUNT, lua_tostring(L, 2));
+            return luaL_error(L, "verify: takes a point 0..%d or \"all\", not \"%s\"", STAGE_COUNT, luop_quote(L, lua_tostring(L, 2)));
         return verify_all(L, kp);
     }
     int n;
@@ -153,7 +153,7 @@ static int l_verify(lua_State *L) {
     const UOp *u = luop_check(L, 1);
     SpecKind kind = uop_op(u) == OP_LINEAR ? SPEC_PROGRAM : SPEC_KERNEL;
     if (!lua_isnoneornil(L, 2) && !spec_kind_from_name(luaL_checkstring(L, 2), &kind))
-        return luaL_error(L, "uop.verify: unknown spec '%s' (kernel, codegen, lowered, program)", lua_tostring(L, 2));
+        return luaL_error(L, "uop.verify: unknown spec '%s' (kernel, codegen, lowered, program)", luop_quote(L, lua_tostring(L, 2)));
     VerifyError e;
     size_t nodes = 0;
     bool ok = uop_verify(u, kind, &e, &nodes);

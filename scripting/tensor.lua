@@ -79,10 +79,26 @@ local MAX_DIMS = 16
 
 -- ---------------------------------------------------------------- errors
 
+-- a string on one line: its control characters (a newline) as escapes
+local function one_line(s)
+  return (s:gsub("%c", function(c)
+    return c == "\n" and "\\n" or c == "\t" and "\\t" or c == "\r" and "\\r" or "\\" .. c:byte()
+  end))
+end
+
+local show -- a value as a message shows it (below)
+
 -- raises msg at the first caller outside the front end (every Lua part of
--- the module is a chunk named "=uopdb/<file>")
+-- the module is a chunk named "=uopdb/<file>"); a Tensor among the values
+-- is shown by its shape and dtype, and a string on one line
 local function fail(fmt, ...)
-  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
+  local args = table.pack(...)
+  for i = 1, args.n do
+    local v = args[i]
+    if getmetatable(v) == Tensor then args[i] = show(v)
+    elseif type(v) == "string" then args[i] = one_line(v) end
+  end
+  local msg = args.n > 0 and string.format(fmt, table.unpack(args, 1, args.n)) or fmt
   local where = ""
   if debug and debug.getinfo then
     for level = 2, 64 do
@@ -101,12 +117,14 @@ local function is_tensor(v) return getmetatable(v) == Tensor end
 
 -- a value as an error message shows it: a Tensor by its shape and dtype
 -- (tostring would compute and print its elements)
-local function show(v)
+function show(v)
   if is_tensor(v) then
     local parts = {}
     for i = 1, #v._shape do parts[i] = tostring(v._shape[i]) end
     return "Tensor(" .. table.concat(parts, ", ") .. (#parts == 1 and ",) " or ") ") .. tostring(v._dtype)
   end
+  -- a string keeps to one line: control characters as escapes, cut when long
+  if type(v) == "string" then return one_line(#v > 60 and v:sub(1, 60) .. "..." or v) end
   return tostring(v)
 end
 
@@ -114,7 +132,10 @@ end
 -- (tinygrad's x[i]); any other key is an error, never a silent nil
 function Tensor.__index(self, key)
   if type(key) == "string" then return Tensor[key] end
-  if is_tensor(key) then return self:slice{key} end
+  if is_tensor(key) then
+    if not is_tensor(self) then fail("Tensor index: needs a Tensor to index, got %s", show(self)) end
+    return self:slice{key}
+  end
   fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), show(key))
 end
 
@@ -187,7 +208,7 @@ local function named_args(what, names, defaults, ...)
     if i <= n then out[name] = args[i] end
   end
   for k, v in pairs(opts) do
-    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+    if not known[k] then fail("%s: unknown option '%s'", what, show(k)) end
     if out[k] ~= nil then fail("%s: %s given twice", what, k) end
     out[k] = v
   end
@@ -311,10 +332,19 @@ end
 
 -- ---------------------------------------------------------------- operators
 
+-- the operators; called directly (Tensor.__add(x, y)) with no Tensor
+-- operand they say so, as Lua itself never calls them that way
 local function op2(method)
   return function(a, b)
     if is_tensor(a) then return a[method](a, b) end
-    return b[method](b, a, true)
+    if is_tensor(b) then return b[method](b, a, true) end
+    fail("Tensor.%s: needs a Tensor operand, got %s and %s", method, show(a), show(b))
+  end
+end
+local function self_op(name, fn)
+  return function(a, ...)
+    if not is_tensor(a) then fail("Tensor.%s: needs a Tensor operand, got %s", name, show(a)) end
+    return fn(a, ...)
   end
 end
 Tensor.__add = op2("add")
@@ -329,12 +359,12 @@ Tensor.__bor = op2("bitwise_or")
 Tensor.__bxor = op2("bitwise_xor")
 Tensor.__shl = op2("lshift")
 Tensor.__shr = op2("rshift")
-function Tensor.__unm(a) return a:neg() end
-function Tensor.__bnot(a) return a:bitwise_not() end
-function Tensor.__len(a)
+Tensor.__unm = self_op("neg", function(a) return a:neg() end)
+Tensor.__bnot = self_op("bitwise_not", function(a) return a:bitwise_not() end)
+Tensor.__len = self_op("len", function(a)
   if #a._shape == 0 then fail("len of a 0-d tensor") end
   return a._shape[1]
-end
+end)
 function Tensor.__concat(a, b) return tostring(a) .. tostring(b) end
 
 Tensor.dtypes = dtypes

@@ -14,18 +14,27 @@ local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype
 local from_lua, as_const, const_tensor = shared.from_lua, shared.as_const, shared.const_tensor
 local reshape_raw, cumalu = shared.reshape_raw, shared.cumalu
 
--- shape and flat values of a nested table
-local function nested_shape(data, path)
+-- shape of a nested table; on_path holds the tables being walked (a table
+-- met again inside itself is refused), and a nesting past the rank limit is
+-- refused at that depth, before the rest of it is walked
+local MAX_RANK = 16
+local function nested_shape(data, path, on_path, depth)
   if type(data) ~= "table" then return {} end
+  if on_path[data] then fail("Tensor.new: the data nests itself (data%s is data%s)", path, on_path[data]) end
+  if depth > MAX_RANK then
+    fail("Tensor.new: the data nests deeper than %d levels (a shape has at most %d dimensions)", MAX_RANK, MAX_RANK)
+  end
   local n = #data
   if n == 0 then return {0} end
-  local sub = nested_shape(data[1], path .. "[1]")
+  on_path[data] = path
+  local sub = nested_shape(data[1], path .. "[1]", on_path, depth + 1)
   for i = 2, n do
-    local s = nested_shape(data[i], path .. "[" .. i .. "]")
+    local s = nested_shape(data[i], path .. "[" .. i .. "]", on_path, depth + 1)
     if not shape_eq(s, sub) then
       fail("inhomogeneous shape: %s%s has shape %s, %s[1] has %s", "data", path .. "[" .. i .. "]", fmt_shape(s), path == "" and "data" or "data" .. path, fmt_shape(sub))
     end
   end
+  on_path[data] = nil
   return concat({n}, sub)
 end
 
@@ -56,7 +65,7 @@ function Tensor.new(data, dtype)
   if type(data) == "userdata" then return from_uop(data) end
   if type(data) == "number" or type(data) == "boolean" then return const_tensor(data, dt or from_lua(data)) end
   if type(data) ~= "table" then fail("Tensor: cannot make a tensor of a %s", type(data)) end
-  local shape = nested_shape(data, "")
+  local shape = nested_shape(data, "", {}, 1)
   local flat = flatten_values(data, {})
   if not dt then
     local all_bool, all_int = #flat > 0, #flat > 0

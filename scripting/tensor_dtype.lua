@@ -60,11 +60,14 @@ local function from_lua(v)
   if type(v) == "boolean" then return BOOL end
   if math.type(v) == "integer" then return I32 end
   if math.type(v) == "float" then return F32 end
-  fail("expected a Tensor, number or boolean, got %s", type(v))
+  fail("expected a Tensor, number or boolean, got %s", rawequal(v, uop.Invalid) and "uop.Invalid" or type(v))
 end
 
 -- v as a constant of dt (tinygrad's dtypes.as_const)
 local function as_const(v, dt)
+  if type(v) ~= "number" and type(v) ~= "boolean" then
+    fail("expected a Tensor, number or boolean, got %s", rawequal(v, uop.Invalid) and "uop.Invalid" or type(v))
+  end
   local k = info(dt).kind
   if k == "bool" then
     if type(v) == "boolean" then return v end

@@ -30,7 +30,7 @@ local verbs = {
 
 -- what went wrong, in words, from the message Lua or a C function gave
 local function explain(msg)
-  local verb, kind = msg:match("^attempt to (.-) an? (%w+) value")
+  local verb, kind = msg:match("^attempt to (.-) an? ([%w%.]+) value")
   if verb then
     local name = msg:match("%(%w+ '([^']+)'%)")
     return string.format("an argument is missing or of the wrong type: a %s value%s cannot be %s", kind,
@@ -47,6 +47,9 @@ local function explain(msg)
   end
   local inner = msg:match("^bad argument #%d+ to '[^']*' %((.*)%)$")
   if inner then return "an argument is missing or of the wrong type (" .. inner .. ")" end
+  -- any other Lua runtime error, in words
+  local rest = msg:match("^attempt to (.*)$")
+  if rest then return "an argument is missing or of the wrong type: cannot " .. rest end
   return msg
 end
 
@@ -56,7 +59,7 @@ local function describe_args(n, ...)
   for i = 1, n do
     local v = select(i, ...)
     if type(v) == "table" and not shared.is_tensor(v) then parts[i] = "a table"
-    elseif type(v) == "string" then parts[i] = string.format("%q", #v > 20 and v:sub(1, 20) .. "..." or v)
+    elseif type(v) == "string" then parts[i] = (string.format("%q", #v > 20 and v:sub(1, 20) .. "..." or v):gsub("\\\n", "\\n"))
     elseif type(v) == "function" or type(v) == "userdata" and tostring(v):find("^userdata") then parts[i] = "a " .. type(v)
     else parts[i] = show(v) end
   end

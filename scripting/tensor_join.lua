@@ -77,6 +77,7 @@ end
 -- pieces of that size (the last may be smaller), a list gives each size
 function Tensor:split(...)
   local a = named_args("split", {"sizes", "dim"}, nil, ...)
+  if #self._shape == 0 then fail("split: a 0-d tensor has no axis to split") end
   local dim = resolve_axis(self, a.dim or 0, false, "split")
   local dim_sz, sizes = self._shape[dim + 1], a.sizes
   if math.type(sizes) == "integer" then
@@ -108,6 +109,7 @@ end
 -- (the last may be smaller)
 function Tensor:chunk(...)
   local a = named_args("chunk", {"chunks", "dim"}, nil, ...)
+  if #self._shape == 0 then fail("chunk: a 0-d tensor has no axis to chunk") end
   local dim = resolve_axis(self, a.dim or 0, false, "chunk")
   local chunks, dim_sz = a.chunks, self._shape[dim + 1]
   if math.type(chunks) ~= "integer" or chunks <= 0 then fail("chunk: chunks must be a positive integer, got %s", tostring(chunks)) end

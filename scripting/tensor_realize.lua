@@ -120,5 +120,9 @@ end
 Tensor.format_values = format_values
 
 function Tensor:__tostring()
+  if not is_tensor(self) then fail("Tensor.__tostring: needs a Tensor, got %s", type(self)) end
+  -- an empty tensor prints as numpy prints it, without listing its (maybe
+  -- very many) empty rows
+  if #self._shape > 0 and prod(self._shape) == 0 then return "[]" end
   return format_values(self:tolist(), self._shape, self._dtype)
 end

@@ -292,6 +292,29 @@ static bool write_all(int fd, const char *s, size_t n) {
     return true;
 }
 
+/* s on one line for a message: newlines, tabs and other control bytes as
+ * escapes, cut to fit n bytes with "..." */
+static void escape_line(char *dst, size_t n, const char *s) {
+    size_t o = 0;
+    if (!n) return;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8] = {(char)ch, 0};
+        if (ch == '\n') strcpy(esc, "\\n");
+        else if (ch == '\t') strcpy(esc, "\\t");
+        else if (ch == '\r') strcpy(esc, "\\r");
+        else if (ch < 0x20 || ch == 0x7f) snprintf(esc, sizeof esc, "\\%d", ch);
+        size_t k = strlen(esc);
+        if (o + k + 4 > n) {
+            if (o + 4 <= n) memcpy(dst + o, "...", 3), o += 3;
+            break;
+        }
+        memcpy(dst + o, esc, k);
+        o += k;
+    }
+    dst[o] = 0;
+}
+
 bool dot_render(const char *dot_text, const char *format, const char *out_path, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
 #define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); goto out; } while (0)
@@ -310,8 +333,13 @@ bool dot_render(const char *dot_text, const char *format, const char *out_path, 
     if ((log_fd = make_temp(log_path, sizeof log_path, "dotlog")) < 0) FAIL("cannot create a temporary file: %s", strerror(errno));
     char fmt_flag[16];
     snprintf(fmt_flag, sizeof fmt_flag, "-T%s", format);
-    char *argv[] = {"dot", fmt_flag, "-o", (char *)out_path, in_path, NULL};
+    /* a name starting with '-' would be read as an option: "./-name" is the same file */
+    char *safe_out = malloc(strlen(out_path) + 3);
+    if (!safe_out) FAIL("out of memory");
+    snprintf(safe_out, strlen(out_path) + 3, "%s%s", out_path[0] == '-' ? "./" : "", out_path);
+    char *argv[] = {"dot", fmt_flag, "-o", safe_out, in_path, NULL};
     int rc = run_program(argv, log_fd);
+    free(safe_out);
     if (rc < 0 && errno == ENOENT) FAIL("the Graphviz 'dot' program is not installed (apt-get install graphviz)");
     if (rc < 0) FAIL("cannot run dot: %s", strerror(errno));
     if (rc != 0) {
@@ -320,7 +348,10 @@ bool dot_render(const char *dot_text, const char *format, const char *out_path, 
         msg[got > 0 ? got : 0] = 0;
         size_t len = strlen(msg);
         while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
-        FAIL("dot failed (exit status %d) writing %s%s%s", rc, out_path, len ? ": " : "", msg);
+        char shown_path[200], shown_msg[400];
+        escape_line(shown_path, sizeof shown_path, out_path);
+        escape_line(shown_msg, sizeof shown_msg, msg);
+        FAIL("dot failed (exit status %d) writing %s%s%s", rc, shown_path, len ? ": " : "", shown_msg);
     }
     ok = true;
 out:
@@ -413,7 +444,9 @@ static void svg_finish(DotSvgJob *job, SvgRun *r) {
         char *msg = read_fd(r->log_fd, NULL);
         size_t len = msg ? strlen(msg) : 0;
         while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
-        snprintf(job->err, sizeof job->err, "dot failed (exit status %d)%s%.200s", rc, len ? ": " : "", len ? msg : "");
+        char shown_msg[200];
+        escape_line(shown_msg, sizeof shown_msg, len ? msg : "");
+        snprintf(job->err, sizeof job->err, "dot failed (exit status %d)%s%s", rc, len ? ": " : "", shown_msg);
         free(msg);
     } else if (!(job->svg = read_fd(r->out_fd, NULL)))
         snprintf(job->err, sizeof job->err, "cannot read the SVG dot wrote: %s", strerror(errno));

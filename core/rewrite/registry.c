@@ -34,8 +34,25 @@ static void acquire(void) {
 }
 static void release(void) { pthread_mutex_unlock(&lock); }
 
+/* s with its control characters (a newline) as escapes, cut to fit n bytes,
+ * so that a message naming it stays on one line */
+static void one_line(char *dst, size_t n, const char *s) {
+    size_t o = 0;
+    for (; *s && o + 5 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '\n') dst[o++] = '\\', dst[o++] = 'n';
+        else if (ch < 0x20 || ch == 0x7f) o += (size_t)snprintf(dst + o, n - o, "\\%d", ch);
+        else dst[o++] = (char)ch;
+    }
+    dst[o] = 0;
+}
+
 static void set_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b) {
-    if (err && errlen) snprintf(err, errlen, fmt, a, b);
+    if (!err || !errlen) return;
+    char qa[256], qb[256];
+    one_line(qa, sizeof qa, a);
+    one_line(qb, sizeof qb, b);
+    snprintf(err, errlen, fmt, qa, qb);
 }
 
 static Entry *find(const char *name) {

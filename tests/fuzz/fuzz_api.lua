@@ -174,7 +174,8 @@ end
 
 -- shrinks the sequence up to the finding's statement: its dependencies
 -- alone if they are enough, then the finding's call with fewer arguments and
--- nil for the others, then drop statements one at a time while the finding
+-- nil for the others, an earlier call's result replaced by a plain value (0,
+-- 1, true, "x", {}), then drop statements one at a time while the finding
 -- still shows (at most 80 replays)
 local function shrink(stmts, finding)
   local upto = {}
@@ -210,6 +211,20 @@ local function shrink(stmts, finding)
       args[a] = "nil"
       local try = with_args(args)
       if reproduces(try, finding) then cur, last = try, try[#try] end
+    end
+  end
+  -- each argument an earlier call made: a plain value instead, if it still shows
+  for a = 1, #last.args do
+    if last.args[a]:find("^v%[%d+%]$") then
+      for _, plain in ipairs({"0", "1", "true", '"x"', "{}"}) do
+        local args = {table.unpack(last.args)}
+        args[a] = plain
+        local try = with_args(args)
+        if reproduces(try, finding) then
+          cur, last = try, try[#try]
+          break
+        end
+      end
     end
   end
   local budget = 80

@@ -239,3 +239,201 @@ T.test("an intermediate buffer above the host limit is refused naming it", funct
   local msg = T.err(function() local r = b:realize(); return r end)
   T.contains(msg, "cannot allocate tmp0 (8589934592 elements): more than the host buffer limit (16 GiB)")
 end)
+
+-- ---------------------------------------------------------------- API fuzzer findings
+
+T.test("DType's __tostring refuses a value that is not a dtype instead of crashing", function()
+  local dt_tostring = getmetatable(d.float32).__tostring
+  T.raises("DType expected, got number", dt_tostring, 5)
+  T.raises("DType expected, got table", dt_tostring, {})
+  T.eq(dt_tostring(d.float32), "float32")
+end)
+
+T.test("Tensor.new of a table that holds itself is refused naming the place", function()
+  local t = {1, 2}
+  t[3] = t
+  T.raises("Tensor.new: the data nests itself (data[3] is data)", Tensor.new, t)
+  local u = {{1, 2}, {3, 4}}
+  u[2][2] = u[2]
+  T.raises("Tensor.new: the data nests itself (data[2][2] is data[2])", Tensor.new, u)
+  -- the same table twice, side by side, is no cycle
+  local row = {1, 2}
+  T.eq(Tensor.new({row, row}):tolist()[2][2], 2)
+end)
+
+T.test("Tensor.new of a table nested 100000 deep is refused at the rank limit, quickly", function()
+  local t = {}
+  for _ = 1, 100000 do t = {t} end
+  local start = os.clock()
+  T.raises("Tensor.new: the data nests deeper than 16 levels (a shape has at most 16 dimensions)", Tensor.new, t)
+  T.ok(os.clock() - start < 1, "refused in " .. (os.clock() - start) .. " s")
+  -- 16 levels are a 16-D tensor
+  local ok16 = 7
+  for _ = 1, 16 do ok16 = {ok16} end
+  local s = Tensor.new(ok16):shape()
+  T.eq(#s, 16); T.eq(s[16], 1)
+end)
+
+T.test("p:time refuses a run count past its limit, naming n", function()
+  local p = uop.compile(Tensor.new({1, 2}):exp(), {select = false})
+  T.raises("time: n is 2147483648 runs, at most 100000", p.time, p, 2^31)
+  T.ok(p:time(2) >= 0, "two runs are timed")
+end)
+
+T.test("an empty tensor prints as [] without listing its rows", function()
+  -- numpy: str(np.empty((3, 0))) == "[]"
+  T.eq(tostring(Tensor.empty(3, 0)), "[]")
+  local start = os.clock()
+  T.eq(tostring(Tensor.empty(1e9, 0)), "[]")
+  T.ok(os.clock() - start < 1, "printed in " .. (os.clock() - start) .. " s")
+  T.eq(#Tensor.empty(3, 0):tolist(), 3)
+end)
+
+
+T.test("the uop functions written in Lua check their arguments, naming the function and the argument", function()
+  T.raises("uop.sink: argument 2 must be a UOp, got number 5", uop.sink, uop.var("x", 0, 3), 5)
+  T.raises("uop.find: root must be a UOp, got number 5", uop.find, 5, "ADD")
+  T.raises("uop.find: pred must be a function or an op name, got number 3", uop.find, uop.var("x", 0, 3), 3)
+  T.raises("uop.simplify: u must be a UOp, got table", uop.simplify, {})
+  T.raises("uop.simplify: set must be a rule set or its name, got boolean", uop.simplify, uop.var("x", 0, 3), true)
+  T.raises("uop.trace_lines: trace must be a trace", uop.trace_lines, {3})
+  T.raises("uop.trace_lines: trace must be a trace", uop.trace_lines, 7)
+  T.raises("uop.trace_lines: rewrite 1 of the trace is not a rewrite", uop.trace_lines, {rewrites = {3}})
+  -- a look-alike of a UOp is not one
+  T.raises("uop.sink: argument 1 must be a UOp", uop.sink, setmetatable({}, {__name = "uopdb.UOp"}))
+  -- positioned at the caller's line, not inside uopdb
+  local ok, msg = pcall(load("uop.sink(1)", "=caller"))
+  T.ok(not ok and msg:find("^caller:1: uop%.sink: "), msg)
+  -- the right arguments still work
+  local x = uop.var("x", 0, 10)
+  local _, trace = uop.rewrite(x + 0, "sym", {trace = true})
+  T.ok(uop.trace_lines(trace):find("%%%d+ %-> %%" .. x:id()), "trace line")
+  T.eq(uop.simplify(x * 1):id(), x:id())
+  T.eq(#uop.find(x + 1, "ADD"), 1)
+  T.eq(uop.sink(x):op(), "SINK")
+end)
+
+T.test("a string holding newlines is quoted on one line in a message", function()
+  local msg = T.err(d.float32.ptr, "a\nb")
+  T.contains(msg, "unknown dtype 'a\\nb'")
+  T.ok(not msg:find("\n"), "one line: " .. msg)
+  local k = uop.compile(Tensor.new({1, 2}) + 1, {select = false}):kernel(1)
+  msg = T.err(k.verify, k, "x\ny")
+  T.contains(msg, 'not "x\\ny"')
+  T.ok(not msg:find("\n"), "one line: " .. msg)
+  -- a long one is cut short
+  msg = T.err(uop.var, string.rep("v", 500), 3, 1)
+  T.ok(#msg < 200 and msg:find("v%.%.%.' has lo 3 > hi 1"), msg)
+  -- the Tensor error wrapper shows a string argument on one line too
+  msg = T.err(Tensor.ones(2).reshape, Tensor.ones(2), "p\nq")
+  T.ok(not msg:find("\n"), "one line: " .. msg)
+end)
+
+T.test("export and report quote a name that cannot be written on one line", function()
+  local p = uop.compile(Tensor.new({1, 2}) + 1, {select = false})
+  local msg = T.err(p.export, p, string.rep("a\n", 200))
+  T.contains(msg, "export: cannot write a\\na\\n")
+  T.ok(not msg:find("\n"), "one line")
+  msg = T.err(p.report, p, "/nonexistent-dir/x\ny.html")
+  T.contains(msg, "report: cannot write /nonexistent-dir/x\\ny.html: ")
+  T.ok(not msg:find("\n"), "one line")
+  local k = p:kernel(1)
+  msg = T.err(k.dot, k, "/nonexistent-dir/x\ny.dot")
+  T.contains(msg, "cannot write /nonexistent-dir/x\\ny.dot: ")
+end)
+
+T.test("k:dot(file) with a name starting with '-' writes that file, not an option of dot", function()
+  if not os.execute("command -v dot >/dev/null 2>&1") then return end
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p '" .. dir .. "'"))
+  local k = uop.compile(Tensor.new({1, 2}) + 1, {select = false}):kernel(1)
+  local saved = dir .. "/-2.svg"
+  -- a relative name: run dot from the temporary directory through a path holding it
+  T.eq(k:dot(saved), "wrote " .. saved)
+  local f = io.open(saved)
+  T.ok(f and f:read("a"):find("<svg"), "an SVG was written")
+  if f then f:close() end
+  -- the bare relative name "-2" (a number, as the fuzzer passed it) in the current directory
+  local here = io.popen("pwd"):read("l")
+  local ok, msg = pcall(k.dot, k, -2)
+  T.ok(ok, tostring(msg))
+  T.ok(os.remove(here .. "/-2"), "the file -2 was written")
+  -- a failing dot: its message stays on one line
+  msg = T.err(k.dot, k, "/nonexistent-dir/x\ny.svg")
+  T.contains(msg, "dot failed (exit status 1) writing /nonexistent-dir/x\\ny.svg")
+  T.ok(not msg:find("\n"), "one line: " .. msg)
+  os.remove(saved)
+  os.remove(dir)
+end)
+
+T.test("a Tensor named in a Tensor function's message is shown by shape and dtype, on one line", function()
+  local m = Tensor.new({{1, 2, 3}, {4, 5, 6}})
+  local msg = T.err(Tensor.eye, m)
+  T.contains(msg, "eye: sizes must be non-negative integers, got Tensor(2, 3) int32")
+  T.ok(not msg:find("\n"), "one line: " .. msg)
+  -- a Tensor as the name of an option
+  msg = T.err(Tensor.split, Tensor.ones(4), {[m] = 1})
+  T.contains(msg, "split: unknown option 'Tensor(2, 3) int32'")
+  -- a string option name holding a newline
+  msg = T.err(Tensor.split, Tensor.ones(4), 2, {["a\nb"] = 1})
+  T.contains(msg, "split: unknown option 'a\\nb'")
+end)
+
+T.test("split and chunk of a 0-d tensor are refused naming the function", function()
+  local s = Tensor.new({1, 2}):sum()
+  T.raises("split: a 0-d tensor has no axis to split", Tensor.split, s, 5)
+  T.raises("chunk: a 0-d tensor has no axis to chunk", Tensor.chunk, s, 5)
+  -- tinygrad v0.12.0: Tensor([1, 2, 3]).split(2) is two pieces of sizes 2 and 1
+  local parts = Tensor.new({1, 2, 3}):split(2)
+  T.eq(#parts, 2); T.eq(parts[2]:tolist()[1], 3)
+end)
+
+T.test("uop.Invalid as a Tensor operand is refused when the op is built", function()
+  T.raises("Tensor.add: expected a Tensor, number or boolean, got uop.Invalid", Tensor.add, Tensor.ones(2, 3), uop.Invalid)
+  T.raises("expected a Tensor, number or boolean, got uop.Invalid", function() return Tensor.ones(2) * uop.Invalid end)
+  T.raises("Tensor.full: expected a Tensor, number or boolean, got uop.Invalid", Tensor.full, {2}, uop.Invalid)
+  -- in a raw UOp graph the Invalid marker is still a CONST's value
+  T.eq(uop.const(d.index, uop.Invalid):op(), "CONST")
+end)
+
+T.test("an empty tensor with a huge dimension is not listed row by row", function()
+  local start = os.clock()
+  T.raises("Tensor.tolist: buffer_values: the shape (1000000000, 0) needs more than 2^26 nested lists", Tensor.tolist,
+    Tensor.empty(1e9, 0))
+  T.raises("reference: the shape (1000000000, 0) needs more than 2^26 nested lists", uop.reference, Tensor.empty(1e9, 0))
+  T.ok(os.clock() - start < 2, "refused in " .. (os.clock() - start) .. " s")
+  -- a small empty tensor still lists its rows, as tinygrad's tolist: [[], [], []]
+  local rows = Tensor.empty(3, 0):tolist()
+  T.eq(#rows, 3); T.eq(#rows[3], 0)
+end)
+
+T.test("the Tensor operators called with no Tensor operand say so", function()
+  T.raises("Tensor.add: needs a Tensor operand, got 5 and nil", Tensor.__add, 5, nil)
+  T.raises("Tensor.mul: needs a Tensor operand, got a and b", Tensor.__mul, "a", "b")
+  T.raises("Tensor.neg: needs a Tensor operand, got 5", Tensor.__unm, 5)
+  T.raises("Tensor.len: needs a Tensor operand, got nil", Tensor.__len, nil)
+  T.raises("Tensor.__tostring: needs a Tensor, got boolean", Tensor.__tostring, true)
+  T.raises("Tensor index: needs a Tensor to index, got 5", Tensor.__index, 5, Tensor.ones(1))
+  -- Lua's own operator calls still work either way round
+  T.eq((2 - Tensor.new({1, 5})):tolist()[2], -3)
+  T.eq(#Tensor.ones(3), 3)
+end)
+
+T.test("a wrong value of one of uopdb's own types is named in words, on one line", function()
+  -- a runtime error naming a uopdb type (uopdb.DType) is explained like any other
+  local msg = T.err(Tensor._pool, Tensor.ones(3), d.int32)
+  T.contains(msg, "Tensor._pool: an argument is missing or of the wrong type: a uopdb.DType value")
+  T.ok(not msg:find("attempt to", 1, true), msg)
+  -- a Tensor in a C function's message is named, not computed and printed
+  local k = uop.compile(Tensor.new({1, 2}) + 1, {select = false}):kernel(1)
+  T.raises("beam: the beam width must be an integer from 1 to 64, got a Tensor", k.beam, k, Tensor.new({{1, 2}, {3, 4}}))
+  msg = T.err(k.opts, k, {{"UPCAST", "a\nb", {}}})
+  T.contains(msg, "opt 1: axis and amount must be integers, got a\\nb and a table")
+  -- a rule set name holding newlines
+  msg = T.err(uop.ruleset, "a\nb")
+  T.contains(msg, "unknown rule set 'a\\nb'")
+  -- uop.simplify's rewrite refusing the set is reported by uop.simplify
+  T.raises("uop.simplify: bad set (uopdb.RuleSet expected, got uopdb.DType)", uop.simplify, uop.var("x", 0, 3), d.int32)
+  T.raises("uop.simplify: unknown rule set 'nope'", uop.simplify, uop.var("x", 0, 3), "nope")
+end)

@@ -227,6 +227,22 @@ if [[ "$err" == *"candidates, best"* ]]; then bad ":beam through a pipe shows no
 run $'A = Tensor.rand(8, 8)\nr = uop.compile(A:matmul(A) + 1):kernel(1):beam(1, {progress = true, cache = false})\n'
 expect_has "k:beam{progress = true} through a pipe: progress lines" "beam 1 r_8_8_8: 1/" "$err"
 expect_has "k:beam{progress = true}: the best so far" "candidates, best " "$err"
+# --- Ctrl-C stops p:time(n) between runs (n is at most 100000: minutes for this kernel) ---
+rm -f "$tmp/err"
+{ echo 'A = Tensor.rand(1000, 1000):realize(); p = uop.compile(A:exp():sum(), {select = false}); p:run()'
+  echo 'io.stderr:write("timing\n"); p:time(100000)'
+  for _ in $(seq 600); do grep -q "timing" "$tmp/err" 2>/dev/null && break; sleep 0.1; done; sleep 2
+  echo 'print("after time")'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 600); do grep -q "timing" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+expect_has "Ctrl-C stops p:time" "interrupted" "$(cat "$tmp/err")"
+expect_eq "Ctrl-C in p:time: the session goes on" "after time" "$(cat "$tmp/out")"
+expect_rc "Ctrl-C in p:time: status" 0 "$rc"
+
 
 # --- Ctrl-C in uop.compile(t, {beam = N}): the program comes back, the kernel keeps the best found ---
 rm -f "$tmp/err"

@@ -5,6 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/strbuf.h"
+
+/* err = fmt with the variable's name in place of its %s, quoted on one line
+ * (a name may hold newlines: they are written as escapes) and cut at 60
+ * bytes */
+static void quoted_name(char *err, size_t errlen, const char *fmt, const Arg *name) {
+    StrBuf sb;
+    sb_init(&sb);
+    sb_putc(&sb, '\'');
+    for (uint32_t i = 0; i < name->n && i < 60; i++) {
+        unsigned char ch = (unsigned char)name->v.s[i];
+        if (ch == '\n') sb_puts(&sb, "\\n");
+        else if (ch == '\\' || ch == '\'') sb_putc(&sb, '\\'), sb_putc(&sb, (char)ch);
+        else if (ch < 32 || ch == 127) sb_printf(&sb, "\\x%02x", ch);
+        else sb_putc(&sb, (char)ch);
+    }
+    sb_puts(&sb, name->n > 60 ? "...'" : "'");
+    snprintf(err, errlen, fmt, sb_str(&sb));
+    sb_free(&sb);
+}
 
 static bool lookup(const EvalBinding *b, size_t nb, const char *name, size_t len, int64_t *out) {
     for (size_t i = 0; i < nb; i++)
@@ -66,14 +86,16 @@ static bool eval_node(const UOp *u, const int64_t *sv, const bool *sp, bool *poi
     case OP_DEFINE_VAR: {
         const Arg *name = u->arg->items[0];
         if (!lookup(b, nb, name->v.s, name->n, &r)) {
-            snprintf(err, errlen, "variable '%.*s' has no value", (int)name->n, name->v.s);
+            quoted_name(err, errlen, "variable %s has no value", name);
             return false;
         }
         int64_t lo = u->arg->items[1]->kind == ARG_INT ? u->arg->items[1]->v.i : INT64_MIN;
         int64_t hi = u->arg->items[2]->kind == ARG_INT ? u->arg->items[2]->v.i : INT64_MAX;
         if (r < lo || r > hi) {
-            snprintf(err, errlen, "value %lld of '%.*s' is outside its bounds [%lld, %lld]", (long long)r,
-                     (int)name->n, name->v.s, (long long)lo, (long long)hi);
+            char what[96];
+            snprintf(what, sizeof what, "value %lld of %%s is outside its bounds [%lld, %lld]", (long long)r,
+                     (long long)lo, (long long)hi);
+            quoted_name(err, errlen, what, name);
             return false;
         }
         break;

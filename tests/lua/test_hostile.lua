@@ -437,3 +437,13 @@ T.test("a wrong value of one of uopdb's own types is named in words, on one line
   T.raises("uop.simplify: bad set (uopdb.RuleSet expected, got uopdb.DType)", uop.simplify, uop.var("x", 0, 3), d.int32)
   T.raises("uop.simplify: unknown rule set 'nope'", uop.simplify, uop.var("x", 0, 3), "nope")
 end)
+
+T.test("eval names a variable whose name holds newlines on one line", function()
+  local x = uop.var("a\nb", 0, 10)
+  local msg = T.err(x.eval, x)
+  T.contains(msg, "eval: variable 'a\\nb' has no value")
+  T.ok(not msg:find("\n", 1, true), msg)
+  msg = T.err(x.eval, x, {["a\nb"] = 20})
+  T.contains(msg, "eval: value 20 of 'a\\nb' is outside its bounds [0, 10]")
+  T.ok(not msg:find("\n", 1, true), msg)
+end)

@@ -191,6 +191,9 @@ local function shrink(stmts, finding)
       if reproduces(half, finding) then cur = half else break end
     end
   end
+  -- nothing left to shrink (the finding's call was never logged, as when the
+  -- binary under test changed during the run): not reproducible
+  if #cur == 0 then return nil end
   -- the finding's own call: fewer arguments, then each argument nil
   local last = cur[#cur]
   local function with_args(args)

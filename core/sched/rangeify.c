@@ -103,41 +103,47 @@ static const char *movement_rule(Op op) {
 /* The source indices of a movement op (not PAD), built as v0.12.0's
  * apply_movement_op builds them: a RESHAPE through sched_reshape_indices
  * (simplified there), the others as plain arithmetic left to the symbolic
- * pass: SHRINK i + start, FLIP (n-1) + i*-1, EXPAND 0 on a broadcast dim. */
-__attribute__((noinline)) static bool movement_indices(Rangeify *R, const UOp *x, const UOp *const *idx, const UOp **sidx) {
-    UCtx *c = R->c;
-    const Shape *in = sched_shape(R->st, x->src[0]), *out = sched_shape(R->st, x);
+ * pass: SHRINK i + start, FLIP (n-1) + i*-1, EXPAND 0 on a broadcast dim.
+ * (split_reduce.c pushes indices down movement ops with it too.) */
+bool sched_movement_indices(SchedState *st, const UOp *x, const UOp *const *idx, const UOp **sidx) {
+    UCtx *c = st->c;
+    const Shape *in = sched_shape(st, x->src[0]), *out = sched_shape(st, x);
+    const UOp *zero = uop_const_int(c, DT_INDEX, 0);
+    bool ok = zero != NULL;
     switch (uop_op(x)) {
     case OP_RESHAPE:
-        if (!sched_reshape_indices(c, in, out, idx, sidx)) return built(R, x, NULL);
-        return true;
+        ok = ok && sched_reshape_indices(c, in, out, idx, sidx);
+        break;
     case OP_EXPAND:
-        for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == out->d[d] ? idx[d] : R->zero;
-        return true;
+        for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == out->d[d] ? idx[d] : zero;
+        break;
     case OP_PERMUTE:
         for (int d = 0; d < out->ndim; d++) sidx[x->arg->items[d]->v.i] = idx[d];
-        return true;
+        break;
     case OP_FLIP:
-        for (int d = 0; d < in->ndim; d++) {
+        for (int d = 0; ok && d < in->ndim; d++) {
             const Arg *f = x->arg->items[d];
             bool flip = f->kind == ARG_BOOL ? f->v.b : f->v.i != 0;
-            sidx[d] = flip ? uop_binary(c, OP_ADD, iconst(R, in->d[d] - 1), uop_binary(c, OP_MUL, idx[d], iconst(R, -1)))
+            sidx[d] = flip ? uop_binary(c, OP_ADD, uop_const_int(c, DT_INDEX, in->d[d] - 1),
+                                        uop_binary(c, OP_MUL, idx[d], uop_const_int(c, DT_INDEX, -1)))
                            : idx[d];
-            if (!built(R, x, sidx[d])) return false;
+            ok = sidx[d] != NULL;
         }
-        return true;
+        break;
     case OP_SHRINK: {
         int64_t begin[SHAPE_MAX_DIMS];
         int nb;
         uop_int_vector(x->src[1], begin, SHAPE_MAX_DIMS, &nb);
-        for (int d = 0; d < in->ndim; d++) {
-            sidx[d] = begin[d] == 0 ? idx[d] : uop_binary(c, OP_ADD, idx[d], iconst(R, begin[d]));
-            if (!built(R, x, sidx[d])) return false;
+        for (int d = 0; ok && d < in->ndim; d++) {
+            sidx[d] = begin[d] == 0 ? idx[d] : uop_binary(c, OP_ADD, idx[d], uop_const_int(c, DT_INDEX, begin[d]));
+            ok = sidx[d] != NULL;
         }
-        return true;
+        break;
     }
-    default: return sched_fail(R->st, x, "not a movement op");
+    default: return sched_fail(st, x, "not a movement op");
     }
+    if (!ok) sched_fail(st, x, "rangeify could not build an index or value: %s", uctx_error(c));
+    return ok;
 }
 
 /* A padded dim i reads i - before where before <= i < before + n, as
@@ -243,7 +249,7 @@ static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     if (op == OP_PAD) return pad_at(R, x, idx);
     if (op_is(op, OPF_MOVEMENT)) {
         const UOp *sidx[SHAPE_MAX_DIMS];
-        if (!movement_indices(R, x, idx, sidx)) return NULL;
+        if (!sched_movement_indices(R->st, x, idx, sidx)) return NULL;
         const UOp *r = value_at(R, x->src[0], sidx);
         if (r) SCHED_NOTE(R->st, movement_rule(op), x, r);
         return r;

@@ -70,6 +70,10 @@ bool sched_pure_unit_reshape(const Shape *from, const Shape *to);
  * simplified with symbolic + pm_simplify_valid + pm_drop_and_clauses.
  * false with uctx_error on failure. */
 bool sched_reshape_indices(UCtx *c, const Shape *in, const Shape *out, const UOp *const *idx, const UOp **sidx);
+/* The indices in x's source of the element at indices idx of x, a
+ * movement op other than PAD, built as v0.12.0's apply_movement_op builds
+ * them (rangeify.c); false with st->err set on failure. */
+bool sched_movement_indices(SchedState *st, const UOp *x, const UOp *const *idx, const UOp **sidx);
 /* row-major flat index of idx in shape s (the reshape to one dim) */
 const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx);
 

@@ -13,6 +13,7 @@
  * 256 sums of 4096 and a sum of those 256: two kernels, the first one with
  * 256 independent accumulators, which is also what makes it fast. */
 #include <stdlib.h>
+#include <string.h>
 #include "schedule_internal.h"
 
 #define SPLIT_THRESHOLD 32768
@@ -36,8 +37,8 @@ static const UOp *reduce_axis(UCtx *c, const UOp *x, const Arg *op, const Arg *a
 /* Which dims of x its base reads by an index that varies with the dim:
  * x's dims get RANGEs, the indices are pushed down x's movement ops as
  * rangeify pushes them (a broadcast dim reads index 0), and a dim is live
- * when its RANGE is left in the base's indices.  false with the context
- * error when building the indices fails. */
+ * when its RANGE is left in the base's indices.  false with st->err set
+ * when building the indices fails. */
 static bool live_dims(SchedState *st, const UOp *x, bool *live) {
     UCtx *c = st->c;
     const Shape *xs = sched_shape(st, x);
@@ -47,25 +48,14 @@ static bool live_dims(SchedState *st, const UOp *x, bool *live) {
         live[d] = false;
         if (xs->d[d] > 1) ranges[d] = uop_range(c, uop_const_int(c, DT_INDEX, xs->d[d]), d, AXIS_LOOP);
         idx[d] = ranges[d] ? ranges[d] : zero;
-        if (!idx[d]) return false;
+        if (!idx[d]) return sched_fail(st, x, "split reduce: %s", uctx_error(c));
     }
     int n = xs->ndim;
     for (const UOp *m = x; op_is(uop_op(m), OPF_MOVEMENT); m = m->src[0]) {
-        const Shape *in = sched_shape(st, m->src[0]), *out = sched_shape(st, m);
-        switch (uop_op(m)) {
-        case OP_RESHAPE:
-            if (!sched_reshape_indices(c, in, out, idx, sidx)) return false;
-            break;
-        case OP_EXPAND:
-            for (int d = 0; d < in->ndim; d++) sidx[d] = in->d[d] == out->d[d] ? idx[d] : zero;
-            break;
-        case OP_PERMUTE:
-            for (int d = 0; d < out->ndim; d++) sidx[m->arg->items[d]->v.i] = idx[d];
-            break;
-        default: /* PAD, SHRINK, FLIP: the index moves but keeps its range */
-            for (int d = 0; d < in->ndim; d++) sidx[d] = idx[d];
-            break;
-        }
+        const Shape *in = sched_shape(st, m->src[0]);
+        /* a PAD moves the index but keeps its range (its gate aside) */
+        if (uop_op(m) == OP_PAD) memcpy(sidx, idx, (size_t)in->ndim * sizeof *idx);
+        else if (!sched_movement_indices(st, m, idx, sidx)) return false;
         n = in->ndim;
         for (int d = 0; d < n; d++) idx[d] = sidx[d];
     }
@@ -73,7 +63,7 @@ static bool live_dims(SchedState *st, const UOp *x, bool *live) {
     const UOp *all = uop_intern(c, OP_SINK, DT_VOID, idx, n, NULL, NULL);
     size_t nt = 0;
     const UOp **topo = all ? uop_toposort(all, &nt) : NULL;
-    if (!topo) return false;
+    if (!topo) return sched_fail(st, x, "split reduce: out of memory");
     for (size_t i = 0; i < nt; i++)
         for (int d = 0; d < xs->ndim; d++)
             if (topo[i] == ranges[d]) live[d] = true;
@@ -90,7 +80,7 @@ static const UOp *split_one(SchedState *st, const UOp *r) {
     int64_t out_n = shape_numel(rs);
     if (out_n == 0 || xs->ndim >= SHAPE_MAX_DIMS || shape_numel(xs) / out_n < SPLIT_THRESHOLD) return r;
     bool live[SHAPE_MAX_DIMS];
-    if (!live_dims(st, x, live)) return sched_fail(st, r, "split reduce: %s", uctx_error(c)), NULL;
+    if (!live_dims(st, x, live)) return NULL;
     const Arg *axes = r->arg->items[1];
     int64_t top = SPLIT_OUTPUT_CAP / out_n < SPLIT_MAX ? SPLIT_OUTPUT_CAP / out_n : SPLIT_MAX;
     int dim = -1;

@@ -277,27 +277,9 @@ T.test("the GPU kernel has no host code: k:llvm() says it runs in the emulator",
 end)
 
 -- the heuristic (uop.compile's default opts) for the gpu target, against
--- tinygrad's hand_coded_optimizations with a renderer that has locals
-local function input(...) return Tensor.rand(...):contiguous():realize() end
-local HEURISTIC = {
-  matmul512 = function() return input(512, 512):matmul(input(512, 512)) end,
-  matmul64 = function() return input(64, 64):matmul(input(64, 64)) end,
-  matvec = function() return input(1, 64):matmul(input(64, 64)) end,
-  conv2d = function() return input(1, 32, 56, 56):conv2d(input(64, 32, 3, 3), {padding = 1}) end,
-  softmax = function() return input(64, 4096):softmax() end,
-  sum1m = function() return input(1 << 20):sum() end,
-  add1m = function() return input(1 << 20) + input(1 << 20) end,
-  small = function() return input(4, 4) * 2 + 1 end,
-  mean = function() return input(3, 5):mean() end,
-  pad_flip = function() return input(3, 4):pad{{1, 1}, {2, 0}}:flip(1) * 2 end,
-  conv_small = function() return input(1, 2, 5, 5):conv2d(input(3, 2, 3, 3)) end,
-  matmul16 = function() return input(16, 16):matmul(input(16, 16)) end,
-  sum_axis = function() return input(100, 37):sum(1) end,
-  max_axis0 = function() return input(33, 65):max(0) end,
-  permute = function() return input(4, 3, 3):permute(2, 0, 1):contiguous() end,
-  exp_sum = function() return input(7, 1000):exp():sum(1) end,
-  expand_add = function() return input(3, 2, 1):expand(3, 2, 5) + input(3, 2, 5) end,
-}
+-- tinygrad's hand_coded_optimizations with a renderer that has locals, on
+-- the programs the cpu heuristic test uses (and a matvec)
+local HEURISTIC = T.load("heuristic_cases.lua")
 -- known differences: name = {kernels = uopdb's kernel count} (none now: the
 -- 1M-element sum is split in two kernels as tinygrad splits it)
 local KNOWN = {}

@@ -548,6 +548,7 @@ typedef struct Goal {
 typedef struct MState {
     const UOp **caps;
     uint32_t bound;
+    uint64_t accepts;      /* complete matches handed to accept so far */
     MatchAcceptFn accept;
     void *ud;
 } MState;
@@ -594,8 +595,13 @@ static bool solve_sources(MState *st, const PNode *p, const UOp *u, const Goal *
         Goal sw[2] = {{.p = p->src[0], .u = u->src[1], .next = &sw[1]}, {.p = p->src[1], .u = u->src[0], .next = next}};
         if (try_straight) {
             Goal gs[2] = {{.p = p->src[0], .u = u->src[0], .next = &gs[1]}, {.p = p->src[1], .u = u->src[1], .next = next}};
+            uint64_t accepts = st->accepts;
             if (solve(st, &gs[0])) return true;
             st->bound = saved;
+            /* sources that capture nothing leave the match the same in
+             * either order: once the straight order reached the rest of
+             * the match, the swapped one would repeat it exactly */
+            if (st->accepts != accepts && !p->src[0]->subtree_caps && !p->src[1]->subtree_caps) return false;
         }
         if (solve(st, &sw[0])) return true;
         st->bound = saved;
@@ -610,7 +616,10 @@ static bool solve_sources(MState *st, const PNode *p, const UOp *u, const Goal *
 }
 
 static bool solve(MState *st, const Goal *g) {
-    if (!g) return st->accept ? st->accept(st->caps, st->bound, st->ud) : true;
+    if (!g) {
+        st->accepts++;
+        return st->accept ? st->accept(st->caps, st->bound, st->ud) : true;
+    }
     if (!g->p) {
         if (g->idx >= g->u->nsrc) return solve(st, g->next);
         const PNode *rp = g->repeat;
@@ -661,10 +670,27 @@ static bool solve(MState *st, const Goal *g) {
     return ok;
 }
 
+/* A necessary condition for p to match u, from the root's op and source
+ * count and its sources' ops alone; most failed attempts end here, before
+ * any matcher state is set up. */
+static inline bool could_match(const Pat *p, const UOp *u) {
+    if (!p->root_any_op && !opset_has(&p->root_ops, uop_op(u))) return false;
+    const PNode *r = p->root;
+    if (r->kind != PN_NODE || !r->src_given || r->repeat || r->any_order) return true;
+    int n = r->nsrc;
+    if (r->more ? u->nsrc < n : u->nsrc != n) return false;
+    if (n == 2 && !r->more && is_commutative(u))
+        return (op_could_match(r->src[0], u->src[0]) && op_could_match(r->src[1], u->src[1])) ||
+               (op_could_match(r->src[0], u->src[1]) && op_could_match(r->src[1], u->src[0]));
+    for (int i = 0; i < n; i++)
+        if (!op_could_match(r->src[i], u->src[i])) return false;
+    return true;
+}
+
 bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud) {
     if (!p || !u) return false;
-    if (!p->root_any_op && !opset_has(&p->root_ops, uop_op(u))) return false;
     init_commutative();
+    if (!could_match(p, u)) return false;
     MState st = {.caps = caps, .bound = 0, .accept = accept, .ud = ud};
     Goal g = {.p = p->root, .u = u};
     if (!solve(&st, &g)) return false;

@@ -491,6 +491,9 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
         }
         Entry en = dq_pop(&dq);
         const UOp *n = en.n;
+        /* the entry popped next is known: start fetching its node while
+         * this one is worked on */
+        if (dq.count) __builtin_prefetch(dq.items[(dq.head + dq.count - 1) & (dq.cap - 1)].n);
         if (replaced(e, n->id)) continue;
         if (en.stage == 0) {
             waiting = 0;
@@ -498,6 +501,7 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
             const UOp *new_n = n;
             if (bottom_up && !fixed_point(e, n, &new_n)) break;
             if (!dq_push(e, &dq, n, 1, new_n)) break;
+            for (int i = new_n->nsrc; i-- > 0;) __builtin_prefetch(new_n->src[i]);
             for (int i = new_n->nsrc; i-- > 0;) {
                 const UOp *x = new_n->src[i];
                 if (!have_slot(e, x)) break;

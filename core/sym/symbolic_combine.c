@@ -307,7 +307,7 @@ static const UOp *fold_cast_chain_in_range(const Match *m, void *ud) {
 
 static const RuleSpec symbolic_specs[] = {
     RULE_FN("fold_or_not_self", "(OR x (CMPNE x true))", fold_or_not_self),
-    RULE_FN("combine_like_terms", "(ADD a b)", combine_like_terms),
+    RULE_FN("combine_like_terms", "(ADD _ _)", combine_like_terms),
     RULE_FN("distribute_neg_const", "(MUL -1 (ADD x c@(CONST)))", distribute_neg_const),
     RULE_FN("distribute_const_mul_index", "(MUL y@(CONST) (ADD x c@(CONST)))", distribute_const_mul_index),
     RULE_FN("where_not_cond_swap", "(WHERE (CMPNE cond true) t f)", where_not_cond_swap),

@@ -434,6 +434,37 @@ static void test_commutative_orders(void **state) {
     assert_true(matches("(ADD 2 ...)", add(g, g->two, g->x), NULL, NULL));
 }
 
+/* counts its calls and never rewrites */
+static const UOp *count_calls(const Match *m, void *ud) {
+    (void)m;
+    (*(int *)ud)++;
+    return NULL;
+}
+
+/* A commutative node whose pattern sources capture nothing gives the same
+ * match in both orders: the function runs once.  With captures, the swapped
+ * order is a different match and the function runs for each; an order whose
+ * sources cannot match still falls through to the other. */
+static void test_commutative_calls(void **state) {
+    G *g = *state;
+    int calls = 0;
+    const char *patterns[] = {"(ADD _ _)", "(ADD a b)", "(ADD (CONST) _)", "(ADD _:index _)",
+                              "(ADD x:index _)"};
+    int want[] = {1, 2, 1, 1, 2};
+    for (int k = 0; k < 5; k++) {
+        RuleSpec spec = {.name = "count", .pattern = patterns[k], .fn = count_calls, .ud = &calls, .file = "f.c"};
+        char err[256];
+        Rule *r = rule_new(&spec, err, sizeof err);
+        assert_non_null(r);
+        const UOp *out = NULL;
+        calls = 0;
+        /* the constant is second: "(ADD (CONST) _)" matches only swapped */
+        assert_int_equal(rule_apply(r, g->c, add(g, g->x, g->two), NULL, NULL, &out), 0);
+        if (calls != want[k]) fail_msg("%s: %d calls, want %d", patterns[k], calls, want[k]);
+        rule_unref(r);
+    }
+}
+
 static void test_rulesets(void **state) {
     (void)state;
     RuleSpec specs[] = {
@@ -480,6 +511,7 @@ int main(void) {
         cmocka_unit_test(test_rulesets),
         cmocka_unit_test(test_match_get_by_name),
         cmocka_unit_test(test_commutative_orders),
+        cmocka_unit_test(test_commutative_calls),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -40,8 +40,19 @@ typedef struct IdPage {
     const UOp *node[ID_PAGE];    /* NULL: freed (or never made) */
 } IdPage;
 
+/* the integer constants made last, by (dtype, value): rules make the same
+ * few constants over and over, and a hit here skips interning the arg and
+ * the node; emptied by a compaction, which may free what it points to */
+#define CONST_CACHE 256
+typedef struct ConstCacheEntry {
+    const DType *dtype;
+    int64_t v;
+    const UOp *u;
+} ConstCacheEntry;
+
 struct UCtx {
     Arena arena;
+    ConstCacheEntry const_cache[CONST_CACHE];
     NodeTable nodes;      /* UOp*, keyed by the hash of (op, dtype, src, arg, tag) */
     PtrTable args;        /* Arg*, keyed by Arg.hash */
     IdPage **id_pages;    /* [id >> ID_PAGE_BITS], NULL where no node is left */

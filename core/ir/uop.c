@@ -376,7 +376,12 @@ const UOp *uop_const_int(UCtx *c, const DType *dt, int64_t v) {
     if (!dt) return NULL;
     if (dt_is_float(dt)) return uop_const_float(c, dt, (double)v);
     if (dt_is_bool(dt)) return uop_const_arg(c, dt, arg_bool(c, v != 0));
-    return uop_const_arg(c, dt, arg_int(c, v));
+    uint64_t h = mix((uint64_t)(uintptr_t)dt, (uint64_t)v);
+    ConstCacheEntry *ce = &c->const_cache[h & (CONST_CACHE - 1)];
+    if (ce->u && ce->dtype == dt && ce->v == v) return ce->u;
+    const UOp *u = uop_const_arg(c, dt, arg_int(c, v));
+    if (u) *ce = (ConstCacheEntry){dt, v, u};
+    return u;
 }
 
 const UOp *uop_const_float(UCtx *c, const DType *dt, double v) {

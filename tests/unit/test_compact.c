@@ -181,11 +181,37 @@ static void test_rewrite_after_compaction(void **state) {
     uctx_free(c);
 }
 
+/* A constant freed by a compaction is made again as a new node: nothing
+ * kept from before the compaction hands back the freed one, even once its
+ * memory holds another node. */
+static void test_constant_made_again_after_compaction(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 9);
+    const UOp *seven = uop_const_int(c, DT_INDEX, 7);
+    uint32_t old_id = seven->id;
+    assert_ptr_equal(uop_const_int(c, DT_INDEX, 7), seven);
+    compact(c, &x, 1);
+    assert_null(uctx_node(c, old_id));
+    /* the freed line is handed out again, to a node that is not a constant */
+    const UOp *other = uop_binary(c, OP_ADD, x, x);
+    assert_non_null(other);
+    const UOp *again = uop_const_int(c, DT_INDEX, 7);
+    assert_non_null(again);
+    assert_int_equal(uop_op(again), OP_CONST);
+    assert_int_equal(again->arg->v.i, 7);
+    assert_true(again->id > old_id);
+    assert_ptr_equal(uctx_node(c, again->id), again);
+    assert_ptr_equal(uop_const_int(c, DT_INDEX, 7), again);
+    uctx_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_marked_nodes_stay_unmarked_go), cmocka_unit_test(test_nothing_marked_frees_everything),
         cmocka_unit_test(test_memory_is_reused),              cmocka_unit_test(test_args_go_with_their_last_node),
         cmocka_unit_test(test_deep_graph),                    cmocka_unit_test(test_rewrite_after_compaction),
+        cmocka_unit_test(test_constant_made_again_after_compaction),
     };
     int rc = cmocka_run_group_tests_name("compact", tests, NULL, NULL);
     ruleset_registry_free();

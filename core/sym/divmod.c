@@ -18,6 +18,8 @@ static int64_t pydiv(int64_t a, int64_t b) { return (a - pymod(a, b)) / b; }
 static i128 floordiv128(i128 a, i128 b) { i128 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
 static bool bnd(const UOp *u, int64_t *lo, int64_t *hi) { return u && sym_bounds(u, lo, hi); }
 static int64_t vmin_of(const UOp *u) { int64_t lo, hi; return bnd(u, &lo, &hi) ? lo : INT64_MIN; }
+/* a / b truncated, b != 0, in 128 bits only where 64 overflow (INT64_MIN / -1) */
+static i128 trunc_div(int64_t a, int64_t b) { return a == INT64_MIN && b == -1 ? -(i128)a : (i128)(a / b); }
 
 /* (x//c + a)//d -> (x + a*c)//(c*d) */
 static const UOp *fold_div_nested_add(const Match *m, void *ud) {
@@ -236,8 +238,8 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
     if (!bnd(x, &x0, &x1) || !bnd(y, &y0, &y1) || (y0 == 0 && y1 == 0)) return NULL;
     /* cancel_divmod: the numerator stays within one interval of the denominator */
     if ((y0 > 0 && y1 > 0) || (y0 < 0 && y1 < 0)) {
-        i128 q = (i128)x0 / y0;
-        if (q == (i128)x0 / y1 && q == (i128)x1 / y0 && q == (i128)x1 / y1) {
+        i128 q = trunc_div(x0, y0);
+        if (q == trunc_div(x0, y1) && q == trunc_div(x1, y0) && q == trunc_div(x1, y1)) {
             if (op == OP_MOD) return sym_add(ctx, x, sym_neg(ctx, sym_mulc(ctx, y, (int64_t)q)));
             return sym_const_like(ctx, d, (int64_t)q);
         }

@@ -687,13 +687,82 @@ static inline bool could_match(const Pat *p, const UOp *u) {
     return true;
 }
 
+/* A flat pattern is one node with a source list whose sources are leaves
+ * of the pattern: _, x, 0, c@(CONST), {ADD MUL}.  Most rules are written so,
+ * and for them the general search above comes down to checking the sources
+ * in one order, then (commutative, two different sources) in the other; this
+ * does exactly that, with the same order of complete matches, the same
+ * capture binding and the same skip of a capture-free swapped order, so the
+ * result cannot differ from solve's. */
+static bool is_flat(const PNode *r) {
+    if (r->kind != PN_NODE || !r->src_given || r->repeat || r->any_order || r->more) return false;
+    for (int i = 0; i < r->nsrc; i++) {
+        const PNode *s = r->src[i];
+        if (s->kind == PN_NODE && (s->src_given || s->repeat)) return false;
+    }
+    return true;
+}
+
+/* binds capture slot cap to x, or checks it is x when bound */
+static inline bool bind(MState *st, int cap, const UOp *x) {
+    if (cap < 0) return true;
+    uint32_t bit = 1u << cap;
+    if (st->bound & bit) return st->caps[cap] == x;
+    st->bound |= bit;
+    st->caps[cap] = x;
+    return true;
+}
+
+/* the sources of flat r against u's, straight or swapped (two sources) */
+static bool flat_order(MState *st, const PNode *r, const UOp *u, bool swap) {
+    uint32_t saved = st->bound;
+    for (int i = 0; i < r->nsrc; i++) {
+        const UOp *x = u->src[swap ? 1 - i : i];
+        if (!node_ok(r->src[i], x) || !bind(st, r->src[i]->cap, x)) {
+            st->bound = saved;
+            return false;
+        }
+    }
+    st->accepts++;
+    if (!st->accept || st->accept(st->caps, st->bound, st->ud)) return true;
+    st->bound = saved;
+    return false;
+}
+
+static bool match_flat(MState *st, const PNode *r, const UOp *u) {
+    if (u->nsrc != r->nsrc || !node_ok(r, u)) return false;
+    bind(st, r->cap, u);
+    bool straight = true, swapped = false;
+    if (r->nsrc == 2 && is_commutative(u) && u->src[0] != u->src[1]) {
+        straight = op_could_match(r->src[0], u->src[0]) && op_could_match(r->src[1], u->src[1]);
+        swapped = op_could_match(r->src[0], u->src[1]) && op_could_match(r->src[1], u->src[0]);
+    }
+    uint64_t accepts = st->accepts;
+    if (straight && flat_order(st, r, u, false)) return true;
+    /* as in solve_sources: sources that capture nothing give the swapped
+     * order the same match the straight one already reached */
+    bool same = swapped && straight && st->accepts != accepts && !r->src[0]->subtree_caps && !r->src[1]->subtree_caps;
+    if (swapped && !same && flat_order(st, r, u, true)) return true;
+    st->bound = 0;
+    return false;
+}
+
+bool pat_could_match(const Pat *p, const UOp *u) {
+    init_commutative();
+    return could_match(p, u);
+}
+
 bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud) {
     if (!p || !u) return false;
     init_commutative();
-    if (!could_match(p, u)) return false;
     MState st = {.caps = caps, .bound = 0, .accept = accept, .ud = ud};
-    Goal g = {.p = p->root, .u = u};
-    if (!solve(&st, &g)) return false;
+    if (p->flat) {
+        if (!match_flat(&st, p->root, u)) return false;
+    } else {
+        if (!could_match(p, u)) return false;
+        Goal g = {.p = p->root, .u = u};
+        if (!solve(&st, &g)) return false;
+    }
     for (int i = 0; i < p->ncap; i++)
         if (!((st.bound >> i) & 1)) caps[i] = NULL;
     return true;
@@ -718,6 +787,7 @@ Pat *pattern_compile(const char *text, char *err, size_t errlen) {
     if (r->kind == PN_CONST) opset_add(&p->root_ops, OP_CONST);
     else if (r->kind == PN_NODE && r->has_ops) p->root_ops = r->ops;
     else p->root_any_op = true;
+    p->flat = is_flat(r);
     return p;
 }
 

@@ -58,6 +58,7 @@ struct Pat {
     int ncap;
     bool root_any_op;         /* root can be any op */
     OpSet root_ops;           /* else the ops the root can be */
+    bool flat;                /* one node whose sources have no sources of their own (pattern.c: match_flat) */
 };
 
 /* Parses rule-language text.  Capture names are added to names/ncap.  On
@@ -79,6 +80,9 @@ void pattern_arg_ctx_release(void);
  * is not). */
 typedef bool (*MatchAcceptFn)(const UOp **caps, uint32_t bound, void *ud);
 bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud);
+/* A necessary condition for p to match u, from u's op, its source count and
+ * its first sources' ops alone (the first check pat_match_with makes). */
+bool pat_could_match(const Pat *p, const UOp *u);
 
 /* ---- templates ---- */
 struct Template {
@@ -109,6 +113,11 @@ struct Rule {
 
 /* The rules whose pattern can match a node of this op, in set order. */
 Rule *const *ruleset_rules_for_op(const RuleSet *rs, Op op, int *n);
+/* Which of those rules could match u itself: bit i for rule i, set when
+ * pat_could_match holds.  It depends only on u's op, source count and
+ * sources' ops, so it is cached per thread by that shape; all bits are set
+ * where it is not worked out (more than 3 sources, more than 64 rules). */
+uint64_t ruleset_shape_mask(const RuleSet *rs, const UOp *u);
 
 /* ---- the state of one running rewrite, for rewrite_fail ---- */
 struct RewriteRun {

@@ -367,8 +367,14 @@ static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
     if (e->stopped) return 0;
     int n;
     Rule *const *rules = ruleset_rules_for_op(e->rs, uop_op(u), &n);
+    uint64_t could = n ? ruleset_shape_mask(e->rs, u) : 0;
     for (int i = 0; i < n; i++) {
         Rule *r = rules[i];
+        if (i < 64 && !((could >> i) & 1)) {
+            /* rejected by u's shape alone: still counted as offered */
+            r->stats.attempts++;
+            continue;
+        }
         uint64_t t0 = e->timing ? now_ns() : 0;
         const UOp *res = NULL;
         int rc = rule_apply(r, e->c, u, e->user, &e->run, &res);

@@ -196,9 +196,12 @@ typedef struct RuleList {
 
 struct RuleSet {
     char *name;
+    uint64_t serial;   /* never reused: names the set in the shape caches */
     RuleList all;
     RuleList by_op[OP_COUNT];
 };
+
+static _Atomic uint64_t next_serial = 1;
 
 static bool list_push(RuleList *l, Rule *r) {
     if (l->n == l->cap) {
@@ -217,6 +220,7 @@ RuleSet *ruleset_new(const char *name) {
     if (!rs) return NULL;
     rs->name = dup_str(name ? name : "rules");
     if (!rs->name) { free(rs); return NULL; }
+    rs->serial = next_serial++;
     return rs;
 }
 
@@ -248,6 +252,7 @@ bool ruleset_add(RuleSet *rs, Rule *r) {
         }
     }
     rule_ref(r);
+    rs->serial = next_serial++; /* the cached shapes were of the set without r */
     return true;
 }
 
@@ -299,6 +304,32 @@ Rule *ruleset_rule(const RuleSet *rs, int i) { return rs && i >= 0 && i < rs->al
 Rule *const *ruleset_rules_for_op(const RuleSet *rs, Op op, int *n) {
     *n = rs->by_op[op].n;
     return rs->by_op[op].items;
+}
+
+/* The shape cache: direct-mapped, per thread (rule sets are shared between
+ * threads), keyed by the set's serial and the node's shape, so an entry of
+ * a freed set, or of a set before ruleset_add changed it, is never found
+ * again. */
+#define SHAPE_CACHE 1024
+typedef struct ShapeEntry {
+    uint64_t serial, shape, mask;
+} ShapeEntry;
+static _Thread_local ShapeEntry shape_cache[SHAPE_CACHE];
+
+uint64_t ruleset_shape_mask(const RuleSet *rs, const UOp *u) {
+    const RuleList *l = &rs->by_op[uop_op(u)];
+    if (u->nsrc > 3 || l->n > 64) return ~0ull;
+    /* op, source count and up to three source ops, a byte each */
+    uint64_t shape = (uint64_t)uop_op(u) | (uint64_t)u->nsrc << 8;
+    for (int i = 0; i < u->nsrc; i++) shape |= (uint64_t)uop_op(u->src[i]) << (16 + 8 * i);
+    uint64_t h = (shape ^ rs->serial * 0x9E3779B97F4A7C15ull) * 0xff51afd7ed558ccdull;
+    ShapeEntry *e = &shape_cache[h >> 54];
+    if (e->serial == rs->serial && e->shape == shape) return e->mask;
+    uint64_t mask = 0;
+    for (int i = 0; i < l->n; i++)
+        if (pat_could_match(l->items[i]->pat, u)) mask |= 1ull << i;
+    *e = (ShapeEntry){rs->serial, shape, mask};
+    return mask;
 }
 
 RuleSet *ruleset_from_specs(const char *name, const RuleSpec *specs, int n, char *err, size_t errlen) {

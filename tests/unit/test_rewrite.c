@@ -241,6 +241,33 @@ static void test_stats_counts(void **state) {
     ruleset_free(rs);
 }
 
+/* The rules a node's shape rules out are skipped from a per-thread cache:
+ * a rule added to a set after the set was used is still offered, and a
+ * skipped rule still counts the attempt. */
+static void test_shape_cache(void **state) {
+    G *g = *state;
+    RuleSet *rs = rules("shapes", SIMPLE, 1); /* add0 only */
+    const UOp *e = add(g, g->x, g->two);      /* (ADD var const): add0 is tried, does not fire */
+    assert_ptr_equal(graph_rewrite(g->c, e, rs, NULL), e);
+    char err[256];
+    RuleSpec more = RULE_TMPL("add2", "(ADD x 2)", "x");
+    Rule *r = rule_new(&more, err, sizeof err);
+    assert_non_null(r);
+    assert_true(ruleset_add(rs, r));
+    rule_unref(r);
+    /* the same shape again, now with a rule for it */
+    assert_ptr_equal(graph_rewrite(g->c, e, rs, NULL), g->x);
+    /* (ADD y x): add2 is ruled out by the source ops (no CONST source)
+     * without running the matcher, and still counted */
+    RuleStats before = *rule_stats(ruleset_rule(rs, 1));
+    const UOp *sum = add(g, g->y, g->x);
+    assert_ptr_equal(graph_rewrite(g->c, sum, rs, NULL), sum);
+    RuleStats *after = rule_stats(ruleset_rule(rs, 1));
+    assert_int_equal(after->attempts, before.attempts + 1);
+    assert_int_equal(after->matches, before.matches);
+    ruleset_free(rs);
+}
+
 static const UOp *failing_fn(const Match *m, void *ud) {
     (void)ud;
     rewrite_fail(m, "cannot handle %%%u", m->root->id);
@@ -439,6 +466,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_nested_rewrites, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_do_not_share_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concat_dispatch_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shape_cache, setup, teardown),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,9 +50,20 @@ typedef struct ConstCacheEntry {
     const UOp *u;
 } ConstCacheEntry;
 
+/* the nodes found or made last, by the low bits of their hash: rules build
+ * the same candidate nodes again within a few steps (x + c, x // d), and a
+ * hit here is a cache-resident slot instead of a probe into a node set of
+ * millions of slots; emptied by a compaction */
+#define RECENT_NODES 4096
+typedef struct RecentNode {
+    uint64_t hash;
+    const UOp *u;
+} RecentNode;
+
 struct UCtx {
     Arena arena;
     ConstCacheEntry const_cache[CONST_CACHE];
+    RecentNode recent[RECENT_NODES];
     NodeTable nodes;      /* UOp*, keyed by the hash of (op, dtype, src, arg, tag) */
     PtrTable args;        /* Arg*, keyed by Arg.hash */
     IdPage **id_pages;    /* [id >> ID_PAGE_BITS], NULL where no node is left */

@@ -124,6 +124,14 @@ void nodetable_fill(UCtx *c, uint64_t *ns, size_t ncap) {
 
 static bool nodetable_grow(UCtx *c) { return nodetable_rebuild(c, c->nodes.cap ? c->nodes.cap * 2 : 1024); }
 
+static inline bool node_equal(const UOp *e, Op op, const DType *dt, const UOp *const *src, int nsrc, const Arg *arg,
+                              const Arg *tag) {
+    if (e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) return false;
+    int k = 0;
+    while (k < nsrc && e->src[k] == src[k]) k++;
+    return k == nsrc;
+}
+
 /* The existing node equal to the key, or NULL with *slot the empty slot
  * where it belongs. */
 static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const DType *dt, const UOp *const *src,
@@ -135,10 +143,7 @@ static inline const UOp *node_find(const NodeTable *t, uint64_t h, Op op, const 
         if (!w) { *slot = i; return NULL; }
         if (w >> NODE_TAG_SHIFT != want) continue;
         const UOp *e = (const UOp *)(uintptr_t)(w & ((1ull << NODE_TAG_SHIFT) - 1));
-        if (e->op != op || e->dtype != dt || e->arg != arg || e->tag != tag || e->nsrc != nsrc) continue;
-        int k = 0;
-        while (k < nsrc && e->src[k] == src[k]) k++;
-        if (k == nsrc) return e;
+        if (node_equal(e, op, dt, src, nsrc, arg, tag)) return e;
     }
 }
 
@@ -161,9 +166,14 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
         uctx_set_error(c, "out of memory");
         return NULL;
     }
+    RecentNode *rn = &c->recent[(h >> 20) & (RECENT_NODES - 1)];
+    if (rn->hash == h && node_equal(rn->u, op, dt, src, nsrc, arg, tag)) return rn->u;
     size_t i;
     const UOp *e = node_find(t, h, op, dt, src, nsrc, arg, tag, &i);
-    if (e) return e;
+    if (e) {
+        *rn = (RecentNode){h, e};
+        return e;
+    }
     if (check && !uop_check(c, op, dt, src, nsrc, arg)) return NULL;
     if (c->nid >= UINT32_MAX) { uctx_set_error(c, "node ids exhausted (2^32 nodes made in this context)"); return NULL; }
     size_t page = c->nid >> ID_PAGE_BITS;
@@ -196,6 +206,7 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
     c->nid++;
     t->slots[i] = (uint64_t)(uintptr_t)u | (h >> NODE_TAG_SHIFT) << NODE_TAG_SHIFT;
     t->count++;
+    *rn = (RecentNode){h, u};
     return u;
 }
 

@@ -205,6 +205,7 @@ size_t uctx_sweep(UCtx *c, UCtxMarks *m) {
     }
     uctx_marks_free(m);
     memset(c->const_cache, 0, sizeof c->const_cache);
+    memset(c->recent, 0, sizeof c->recent);
     nodetable_fill(c, slots, cap);
     c->freed_args += sweep_args(c);
     c->compactions++;

@@ -206,12 +206,33 @@ static void test_constant_made_again_after_compaction(void **state) {
     uctx_free(c);
 }
 
+/* The context remembers the nodes it found or made last; a compaction
+ * forgets them, so a freed node is never handed out again. */
+static void test_node_made_again_after_compaction(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 9);
+    const UOp *sum = uop_binary(c, OP_ADD, x, x);
+    uint32_t old_id = sum->id;
+    assert_ptr_equal(uop_binary(c, OP_ADD, x, x), sum);
+    compact(c, &x, 1);
+    assert_null(uctx_node(c, old_id));
+    const UOp *again = uop_binary(c, OP_ADD, x, x);
+    assert_non_null(again);
+    assert_true(again->id > old_id);
+    assert_ptr_equal(uctx_node(c, again->id), again);
+    assert_int_equal(uop_op(again), OP_ADD);
+    assert_ptr_equal(again->src[0], x);
+    uctx_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_marked_nodes_stay_unmarked_go), cmocka_unit_test(test_nothing_marked_frees_everything),
         cmocka_unit_test(test_memory_is_reused),              cmocka_unit_test(test_args_go_with_their_last_node),
         cmocka_unit_test(test_deep_graph),                    cmocka_unit_test(test_rewrite_after_compaction),
         cmocka_unit_test(test_constant_made_again_after_compaction),
+        cmocka_unit_test(test_node_made_again_after_compaction),
     };
     int rc = cmocka_run_group_tests_name("compact", tests, NULL, NULL);
     ruleset_registry_free();

@@ -69,6 +69,7 @@ struct UCtx {
     IdPage **id_pages;    /* [id >> ID_PAGE_BITS], NULL where no node is left */
     size_t cap_pages, live_pages;
     size_t nid;           /* the next id (ids are never reused) */
+    size_t lookups, recent_hits; /* interning calls; those the recent table answered */
     size_t compactions, freed_nodes, freed_args; /* totals of uctx_sweep */
     char err[1024];
 };

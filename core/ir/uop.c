@@ -50,6 +50,8 @@ void uctx_set_error(UCtx *c, const char *fmt, ...) {
 }
 size_t uctx_node_count(const UCtx *c) { return c->nid; }
 size_t uctx_live_nodes(const UCtx *c) { return c->nodes.count; }
+size_t uctx_lookups(const UCtx *c) { return c->lookups; }
+size_t uctx_recent_hits(const UCtx *c) { return c->recent_hits; }
 size_t uctx_live_args(const UCtx *c) { return c->args.count; }
 size_t uctx_bytes(const UCtx *c) {
     return c->arena.reserved_bytes + c->nodes.cap * sizeof *c->nodes.slots + c->args.cap * sizeof(PtrSlot) +
@@ -167,7 +169,11 @@ static const UOp *intern(UCtx *c, Op op, const DType *dt, const UOp *const *src,
         return NULL;
     }
     RecentNode *rn = &c->recent[(h >> 20) & (RECENT_NODES - 1)];
-    if (rn->hash == h && node_equal(rn->u, op, dt, src, nsrc, arg, tag)) return rn->u;
+    c->lookups++;
+    if (rn->hash == h && node_equal(rn->u, op, dt, src, nsrc, arg, tag)) {
+        c->recent_hits++;
+        return rn->u;
+    }
     size_t i;
     const UOp *e = node_find(t, h, op, dt, src, nsrc, arg, tag, &i);
     if (e) {

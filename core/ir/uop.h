@@ -39,6 +39,10 @@ size_t uctx_node_count(const UCtx *c);
 /* Nodes in the context now (made and not freed by a compaction). */
 size_t uctx_live_nodes(const UCtx *c);
 size_t uctx_bytes(const UCtx *c);     /* memory held by nodes, args and tables */
+/* Node lookups that reached the node set's interning (the constant cache
+ * answers before it), and how many of them the recent-node table answered. */
+size_t uctx_lookups(const UCtx *c);
+size_t uctx_recent_hits(const UCtx *c);
 /* Node by stable id, NULL if none. */
 const UOp *uctx_node(const UCtx *c, uint32_t id);
 

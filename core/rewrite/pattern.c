@@ -742,9 +742,7 @@ static bool match_flat(MState *st, const PNode *r, const UOp *u) {
     /* as in solve_sources: sources that capture nothing give the swapped
      * order the same match the straight one already reached */
     bool same = swapped && straight && st->accepts != accepts && !r->src[0]->subtree_caps && !r->src[1]->subtree_caps;
-    if (swapped && !same && flat_order(st, r, u, true)) return true;
-    st->bound = 0;
-    return false;
+    return swapped && !same && flat_order(st, r, u, true);
 }
 
 bool pat_could_match(const Pat *p, const UOp *u) {

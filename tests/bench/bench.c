@@ -189,6 +189,7 @@ int main(void) {
     const UOp *forest = index_forest(c, nexprs);
     size_t in_nodes = uop_graph_size(forest);
     sym_ruleset("sym"); /* compile the rules outside the timing */
+    size_t lookups0 = uctx_lookups(c), recent0 = uctx_recent_hits(c);
     t0 = now();
     const UOp *simple = uop_simplify(c, forest, "sym", NULL);
     t1 = now();
@@ -197,6 +198,9 @@ int main(void) {
     row("sym: index expressions simplified", (double)in_nodes / (t1 - t0) / 1e6, "M nodes/s", note);
     snprintf(note, sizeof note, "%zu input nodes", in_nodes);
     row("sym: time for the forest", (t1 - t0) * 1e3, "ms", note);
+    size_t lookups = uctx_lookups(c) - lookups0, recent = uctx_recent_hits(c) - recent0;
+    snprintf(note, sizeof note, "%zu of %zu lookups", recent, lookups);
+    row("sym: lookups the recent-node table answered", lookups ? 100.0 * (double)recent / (double)lookups : 0, "%", note);
     uctx_free(c);
     ruleset_registry_free();
     return 0;

@@ -206,6 +206,20 @@ static void test_constant_made_again_after_compaction(void **state) {
     uctx_free(c);
 }
 
+/* A node looked up again soon is answered by the recent-node table, not the
+ * node set. */
+static void test_recent_table_answers_repeats(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 9);
+    const UOp *sum = uop_binary(c, OP_ADD, x, x);
+    size_t lookups = uctx_lookups(c), hits = uctx_recent_hits(c);
+    assert_ptr_equal(uop_binary(c, OP_ADD, x, x), sum);
+    assert_int_equal(uctx_lookups(c), lookups + 1);
+    assert_int_equal(uctx_recent_hits(c), hits + 1);
+    uctx_free(c);
+}
+
 /* The context remembers the nodes it found or made last; a compaction
  * forgets them, so a freed node is never handed out again. */
 static void test_node_made_again_after_compaction(void **state) {
@@ -233,6 +247,7 @@ int main(void) {
         cmocka_unit_test(test_deep_graph),                    cmocka_unit_test(test_rewrite_after_compaction),
         cmocka_unit_test(test_constant_made_again_after_compaction),
         cmocka_unit_test(test_node_made_again_after_compaction),
+        cmocka_unit_test(test_recent_table_answers_repeats),
     };
     int rc = cmocka_run_group_tests_name("compact", tests, NULL, NULL);
     ruleset_registry_free();

@@ -1,5 +1,6 @@
 /* bench.c - `make bench`: how fast the IR core, the rewrite engine and the
  * text formats are, printed as a table with the machine's core count. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,37 @@ static const UOp *index_forest(UCtx *c, int count) {
     return sink;
 }
 
+/* Nanoseconds per load when each load's address comes from the one before,
+ * over `mb` MB visited in a random cycle of cache lines: the memory latency
+ * that bounds work whose every step is a cache miss, such as the 1M-node sym
+ * forest below.  Negative when out of memory. */
+static double dependent_load_ns(size_t mb) {
+    size_t lines = mb * 1024 * 1024 / 64;
+    size_t *order = malloc(lines * sizeof *order);
+    char *buf = malloc(lines * 64 + 64);
+    if (!order || !buf) { free(order); free(buf); return -1; }
+    char *base = buf + (-(uintptr_t)buf & 63);
+    for (size_t i = 0; i < lines; i++) order[i] = i;
+    uint64_t rng = 88172645463325252ull;
+    for (size_t i = lines - 1; i > 0; i--) { /* Fisher-Yates with xorshift */
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        size_t j = rng % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++) *(char **)(base + order[i] * 64) = base + order[(i + 1) % lines] * 64;
+    free(order);
+    char *p = base;
+    enum { STEPS = 4000000 };
+    double t0 = now();
+    for (int i = 0; i < STEPS; i++) p = *(char **)p;
+    double t1 = now();
+    bool walked = p != NULL; /* the chase is used, so it is not dropped */
+    free(buf);
+    if (!walked) return -1;
+    return (t1 - t0) / STEPS * 1e9;
+}
+
 int main(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("uopdb bench: %ld cores\n\n", cores);
@@ -167,21 +199,29 @@ int main(void) {
     /* the same on a forest small enough for the caches (best of 3 fresh
      * contexts): what the rules and the matcher cost without memory latency */
     double small_best = 0;
-    size_t small_nodes = 0;
+    size_t small_nodes = 0, small_made = 0;
     sym_ruleset("sym");
     for (int rep = 0; rep < 3; rep++) {
         c = uctx_new();
         const UOp *small = index_forest(c, 20000);
         small_nodes = uop_graph_size(small);
+        size_t made0 = uctx_node_count(c);
         t0 = now();
         const UOp *done = uop_simplify(c, small, "sym", NULL);
         t1 = now();
+        small_made = uctx_node_count(c) - made0;
         if (!done) { fprintf(stderr, "bench: %s\n", uctx_error(c)); return 1; }
         if (rep == 0 || t1 - t0 < small_best) small_best = t1 - t0;
         uctx_free(c);
     }
     snprintf(note, sizeof note, "20000 exprs, %zu input nodes", small_nodes);
     row("sym: forest that fits the caches", small_best * 1e3, "ms", note);
+    snprintf(note, sizeof note, "%zu nodes made", small_made);
+    row("sym: that forest's time per node made", small_best / (double)small_made * 1e9, "ns", note);
+
+    /* the memory latency, for the rows below */
+    double latency = dependent_load_ns(256);
+    row("memory: one dependent load over 256 MB", latency, "ns", "one cache miss, for the rows below");
 
     /* the symbolic simplifier on index expressions: a forest of about 1M nodes */
     c = uctx_new();
@@ -189,7 +229,7 @@ int main(void) {
     const UOp *forest = index_forest(c, nexprs);
     size_t in_nodes = uop_graph_size(forest);
     sym_ruleset("sym"); /* compile the rules outside the timing */
-    size_t lookups0 = uctx_lookups(c), recent0 = uctx_recent_hits(c);
+    size_t lookups0 = uctx_lookups(c), recent0 = uctx_recent_hits(c), before_made = uctx_node_count(c);
     t0 = now();
     const UOp *simple = uop_simplify(c, forest, "sym", NULL);
     t1 = now();
@@ -198,6 +238,10 @@ int main(void) {
     row("sym: index expressions simplified", (double)in_nodes / (t1 - t0) / 1e6, "M nodes/s", note);
     snprintf(note, sizeof note, "%zu input nodes", in_nodes);
     row("sym: time for the forest", (t1 - t0) * 1e3, "ms", note);
+    size_t made = uctx_node_count(c) - before_made;
+    snprintf(note, sizeof note, "%zu made, %.1f misses' time each", made,
+             latency > 0 ? (t1 - t0) / (double)made * 1e9 / latency : 0);
+    row("sym: time per node made", (t1 - t0) / (double)made * 1e9, "ns", note);
     size_t lookups = uctx_lookups(c) - lookups0, recent = uctx_recent_hits(c) - recent0;
     snprintf(note, sizeof note, "%zu of %zu lookups", recent, lookups);
     row("sym: lookups the recent-node table answered", lookups ? 100.0 * (double)recent / (double)lookups : 0, "%", note);

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lua_compile.h"
 #include "../core/backend/parallel.h"
 #include "../core/debug/beam_search.h"
 #include "../core/util/interrupt.h"
+#include "progress_line.h"
 
 typedef struct BeamLuaOpts {
     int width;
@@ -25,14 +25,10 @@ typedef struct BeamLuaOpts {
     int progress;      /* -1: on a terminal; 0: off; 1: on */
 } BeamLuaOpts;
 
-/* the progress line: rewritten in place on a terminal at most ten times a
- * second, a line a second otherwise (when asked) */
-typedef struct ProgressState {
-    bool tty;
+typedef struct BeamProgressState {
+    ProgressLine line;
     const char *name;
-    double last;
-    bool shown;
-} ProgressState;
+} BeamProgressState;
 
 static double now_s(void) {
     struct timespec t;
@@ -41,19 +37,15 @@ static double now_s(void) {
 }
 
 static void on_progress(const BeamProgress *p, void *ud) {
-    ProgressState *ps = ud;
-    double t = now_s();
-    if (ps->shown && t - ps->last < (ps->tty ? 0.1 : 1.0)) return;
-    ps->last = t, ps->shown = true;
+    BeamProgressState *ps = ud;
+    if (!progress_line_due(&ps->line)) return;
     char opts[256] = "", best[64] = "none yet";
     if (isfinite(p->best_ms)) {
         beam_format_opts(p->best, p->nbest, opts, sizeof opts);
         beam_format_ms(p->best_ms, best, sizeof best);
     }
-    fprintf(stderr, "%sbeam %d %s: %d/%d candidates, best %s%s%s%s, %.1f s%s", ps->tty ? "\r" : "", p->width, ps->name,
-            p->tried, p->total, best, opts[0] ? " (" : "", opts, opts[0] ? ")" : "", p->elapsed_s,
-            ps->tty ? "\033[K" : "\n");
-    fflush(stderr);
+    progress_line_print(&ps->line, "beam %d %s: %d/%d candidates, best %s%s%s%s, %.1f s", p->width, ps->name, p->tried,
+                        p->total, best, opts[0] ? " (" : "", opts, opts[0] ? ")" : "", p->elapsed_s);
 }
 
 /* Ctrl-C was handled by the search: the request is cleared and the REPL's
@@ -66,12 +58,12 @@ static void interrupt_consumed(lua_State *L) {
 /* Searches kernel kp and sets its opts; false + err when it cannot be
  * searched. */
 static bool beam_kernel(KernelPipeline *kp, const BeamLuaOpts *lo, BeamResult *r, char *err, size_t errlen) {
-    ProgressState ps = {.tty = isatty(2), .name = pipeline_name(kp)};
-    bool show = lo->progress > 0 || (lo->progress < 0 && ps.tty);
+    BeamProgressState ps = {.name = pipeline_name(kp)};
+    progress_line_start(&ps.line, lo->progress, 0);
     BeamOptions o = {.width = lo->width, .budget_s = lo->budget_s, .threads = parallel_cores(), .cache = lo->cache,
-                     .cache_dir = lo->cache_dir[0] ? lo->cache_dir : NULL, .progress = show ? on_progress : NULL, .ud = &ps};
+                     .cache_dir = lo->cache_dir[0] ? lo->cache_dir : NULL, .progress = ps.line.on ? on_progress : NULL, .ud = &ps};
     bool ok = beam_search(kp, &o, r, err, errlen);
-    if (ps.shown && ps.tty) fputs("\r\033[K", stderr), fflush(stderr);
+    progress_line_end(&ps.line);
     if (ok && !beam_apply(kp, lo->width, r)) {
         snprintf(err, errlen, "out of memory");
         return false;
@@ -93,14 +85,6 @@ static double check_budget(lua_State *L, int idx, const char *what) {
     if (!lua_isnumber(L, idx) || !(lua_tonumber(L, idx) > 0) || !isfinite(lua_tonumber(L, idx)))
         return luaL_error(L, "%s: the budget must be a number of seconds above 0, got %s", what, luop_describe(L, idx));
     return lua_tonumber(L, idx);
-}
-
-/* a boolean option at idx; nil gives dflt */
-static int check_flag(lua_State *L, int idx, const char *what, const char *name, int dflt) {
-    if (lua_isnil(L, idx)) return dflt;
-    if (!lua_isboolean(L, idx))
-        return luaL_error(L, "%s: %s must be true or false, got %s", what, name, luop_describe(L, idx));
-    return lua_toboolean(L, idx);
 }
 
 /* the cache option at idx: nil or true (the default directory), false (no

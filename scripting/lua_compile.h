@@ -43,6 +43,9 @@ int error_with_node(lua_State *L, const char *what, const char *msg);
 /* raises "<what>: unknown option 'x' (known: a, b)" for a key of the
  * options table at t that is not in known (NULL-terminated) */
 void check_option_keys(lua_State *L, int t, const char *what, const char *const *known);
+/* the boolean option `name` at idx ("<what>: <name> must be true or false,
+ * got ..." otherwise); nil gives dflt */
+int check_flag(lua_State *L, int idx, const char *what, const char *name, int dflt);
 /* option t[k] of an options table (or the default when t is not a table) */
 double opt_number(lua_State *L, int t, const char *k, double dflt);
 bool opt_bool(lua_State *L, int t, const char *k);

@@ -444,6 +444,14 @@ int error_with_node(lua_State *L, const char *what, const char *msg) {
     return lua_error(L);
 }
 
+/* a boolean option at idx; nil gives dflt */
+int check_flag(lua_State *L, int idx, const char *what, const char *name, int dflt) {
+    if (lua_isnil(L, idx)) return dflt;
+    if (!lua_isboolean(L, idx))
+        return luaL_error(L, "%s: %s must be true or false, got %s", what, name, luop_describe(L, idx));
+    return lua_toboolean(L, idx);
+}
+
 void check_option_keys(lua_State *L, int t, const char *what, const char *const *known) {
     if (lua_type(L, t) != LUA_TTABLE) return;
     t = lua_absindex(L, t);

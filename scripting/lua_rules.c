@@ -3,6 +3,7 @@
  *   rs = uop.rules{ {name="add0", pattern="(ADD x (CONST 0))",
  *                    rewrite=function(m) return m.x end}, ... }
  *   new_root, trace = uop.rewrite(root, rs [, {bottom_up=, max_rewrites=, ...}])
+ *   new_root = uop.rewrite(root, rs, {trace = false})
  *
  * A Lua rewrite function gets a table of captures by name (and the matched
  * node as a second argument) and returns a UOp or nil (no rewrite).  A Lua
@@ -14,6 +15,8 @@
 #include "../core/rewrite/registry.h"
 #include "../core/stages/stages.h"
 #include "../core/rewrite/rewrite.h"
+#include "lua_compile.h"
+#include "progress_line.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -431,10 +434,23 @@ static size_t opt_size(lua_State *L, int t, const char *field) {
     return (size_t)v;
 }
 
+/* the progress line of a rewrite */
+static void on_rewrite_progress(const RewriteProgress *p, void *ud) {
+    ProgressLine *pl = ud;
+    if (!progress_line_due(pl)) return;
+    progress_line_print(pl, "%s: %zu nodes visited, %zu rewrites, %zu nodes made, %.1f s", p->pass, p->visits,
+                        p->rewrites, p->nodes_made, p->elapsed_s);
+}
+
 /* uop.rewrite(root, rules [, opts]) -> new_root, trace
  * rules: a rule set, a table of rule tables (as for uop.rules), or the name
  * of a built-in set ("sym", "symbolic", "symbolic_simple", ...)
- * opts: bottom_up, max_rewrites, stop_after, name */
+ * opts: bottom_up, max_rewrites, stop_after, name;
+ *   trace = false: no trace and no rule times (new_root alone is returned),
+ *     for large graphs, where the trace costs more than the rewrite;
+ *   progress: nil shows a progress line on a terminal once the rewrite has
+ *     run a second, true shows one from the start (a line a second when
+ *     stderr is not a terminal), false none */
 static int r_rewrite(lua_State *L) {
     const UOp *root = luop_check(L, 1);
     if (lua_type(L, 2) == LUA_TSTRING) {
@@ -451,32 +467,56 @@ static int r_rewrite(lua_State *L) {
     RuleSet *rs = check_rules(L, 2);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     RewriteOpts o = {.timing = true, .user = L};
+    bool want_trace = true;
+    int progress = -1;
     if (lua_type(L, 3) == LUA_TTABLE) {
+        check_option_keys(L, 3, "uop.rewrite",
+                          (const char *[]){"bottom_up", "max_rewrites", "stop_after", "name", "trace", "progress", NULL});
         lua_getfield(L, 3, "bottom_up");
         o.bottom_up = lua_toboolean(L, -1);
         lua_pop(L, 1);
         o.max_rewrites = opt_size(L, 3, "max_rewrites");
         o.stop_after = opt_size(L, 3, "stop_after");
+        lua_getfield(L, 3, "trace");
+        want_trace = check_flag(L, -1, "uop.rewrite", "trace", 1);
+        lua_pop(L, 1);
+        lua_getfield(L, 3, "progress");
+        progress = check_flag(L, -1, "uop.rewrite", "progress", -1);
+        lua_pop(L, 1);
         lua_getfield(L, 3, "name");
         if (lua_isstring(L, -1)) o.name = lua_tostring(L, -1); /* stays on the stack */
     }
     int n = ruleset_count(rs);
-    RuleStats *before = lua_newuserdatauv(L, sizeof *before * (size_t)(n ? n : 1), 0);
-    for (int i = 0; i < n; i++) before[i] = *rule_stats(ruleset_rule(rs, i));
-    TraceBox *tb = lua_newuserdatauv(L, sizeof *tb, 0);
-    tb->live = false;
-    luaL_setmetatable(L, TRACE_MT);
-    trace_init(&tb->t);
-    tb->live = true;
-    o.trace = &tb->t;
+    RuleStats *before = NULL;
+    TraceBox *tb = NULL;
+    if (want_trace) {
+        before = lua_newuserdatauv(L, sizeof *before * (size_t)(n ? n : 1), 0);
+        for (int i = 0; i < n; i++) before[i] = *rule_stats(ruleset_rule(rs, i));
+        tb = lua_newuserdatauv(L, sizeof *tb, 0);
+        tb->live = false;
+        luaL_setmetatable(L, TRACE_MT);
+        trace_init(&tb->t);
+        tb->live = true;
+        o.trace = &tb->t;
+    } else {
+        o.timing = false;
+    }
+    ProgressLine line;
+    progress_line_start(&line, progress, 1.0);
+    if (line.on) {
+        o.progress = on_rewrite_progress;
+        o.progress_ud = &line;
+    }
 
     UCtx *c = luop_ctx(L);
     uctx_clear_error(c);
     lua_State *prev = luop_set_active_state(L);
     const UOp *res = graph_rewrite(c, root, rs, &o);
     luop_set_active_state(prev);
+    progress_line_end(&line);
     if (!res) return luop_ctx_error(L);
     luop_push(L, res);
+    if (!want_trace) return 1;
     push_trace(L, &tb->t, rs, before);
     return 2;
 }

@@ -67,13 +67,15 @@ function uop.trace_lines(trace)
 end
 
 -- uop.simplify(u [, set]): u rewritten by a built-in symbolic rule set
--- (default "sym"; see uop.rulesets), e.g. uop.simplify((x*4 + x*2) // 2)
+-- (default "sym"; see uop.rulesets), e.g. uop.simplify((x*4 + x*2) // 2);
+-- no trace is kept (uop.rewrite(u, "sym") returns one), so a graph of
+-- millions of nodes costs what the rewrite costs
 function uop.simplify(u, set)
   u = as_uop("simplify", "u", u)
   if set ~= nil and type(set) ~= "string" and type(set) ~= "userdata" then
     error(string.format("uop.simplify: set must be a rule set or its name, got %s", describe(set)), 2)
   end
-  local ok, res = pcall(uop.rewrite, u, set or "sym")
+  local ok, res = pcall(uop.rewrite, u, set or "sym", {trace = false})
   if not ok then
     -- the message of the rewrite it made, at the caller's line
     local msg = tostring(res):gsub("^uopdb/prelude%.lua:%d+: ", "")

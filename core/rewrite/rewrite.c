@@ -32,6 +32,9 @@
  * consulted; the walk finishes by rebuilding users of rewritten nodes, so
  * the returned root has exactly those rewrites applied.
  *
+ * progress (when set) is called where Ctrl-C is polled, every
+ * REWRITE_PROGRESS_EVERY entries, with the counts so far.
+ *
  * line_rewrite records one trace pass whose roots are the last instruction
  * before and after. */
 #include "rewrite.h"
@@ -169,6 +172,11 @@ typedef struct Engine {
     size_t nrewrites, total_limit, chain_limit, stop_after;
     bool stopped;
     const char *pass_name;
+    void (*progress)(const RewriteProgress *p, void *ud);
+    void *progress_ud;
+    uint64_t start_ns;
+    size_t start_nodes;
+    size_t visits;        /* nodes visited (first visits, stage 0) */
 } Engine;
 
 static uint64_t now_ns(void) {
@@ -483,6 +491,13 @@ static void report_stuck(Engine *e, const Entry *en) {
         fail(e, "rewrite loop at node %%%u (%s): its rewrite depends on itself", en->n->id, op_name(uop_op(en->n)));
 }
 
+static void report_progress(Engine *e) {
+    RewriteProgress p = {.pass = e->pass_name, .visits = e->visits, .rewrites = e->nrewrites,
+                         .nodes_made = uctx_node_count(e->c) - e->start_nodes,
+                         .elapsed_s = (double)(now_ns() - e->start_ns) / 1e9};
+    e->progress(&p, e->progress_ud);
+}
+
 static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
     Deque dq = e->s->dq;
     const UOp *result = NULL;
@@ -491,9 +506,12 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
     ns(e, root->id)->flags |= F_ON_STACK;
     size_t polls = 0;
     while (dq.count && !e->error) {
-        if ((++polls & 4095) == 0 && uopdb_interrupted()) {
-            fail(e, "graph_rewrite: interrupted");
-            break;
+        if ((++polls & (REWRITE_PROGRESS_EVERY - 1)) == 0) {
+            if (uopdb_interrupted()) {
+                fail(e, "graph_rewrite: interrupted");
+                break;
+            }
+            if (e->progress) report_progress(e);
         }
         Entry en = dq_pop(&dq);
         const UOp *n = en.n;
@@ -502,6 +520,7 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
         if (dq.count) __builtin_prefetch(dq.items[(dq.head + dq.count - 1) & (dq.cap - 1)].n);
         if (replaced(e, n->id)) continue;
         if (en.stage == 0) {
+            e->visits++;
             waiting = 0;
             ns(e, n->id)->flags |= F_VISITED;
             const UOp *new_n = n;
@@ -592,6 +611,10 @@ static void engine_init(Engine *e, UCtx *c, const RuleSet *rs, const RewriteOpts
     e->chain_limit = max && max < DEFAULT_CHAIN_LIMIT ? max : DEFAULT_CHAIN_LIMIT;
     e->pass_name = o && o->name ? o->name : ruleset_name(rs);
     e->bottom_up = o && o->bottom_up;
+    e->progress = o ? o->progress : NULL;
+    e->progress_ud = o ? o->progress_ud : NULL;
+    e->start_ns = now_ns();
+    e->start_nodes = uctx_node_count(c);
     e->s = scratch_acquire();
 }
 

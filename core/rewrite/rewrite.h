@@ -11,6 +11,17 @@
 #include "pattern.h"
 #include "trace.h"
 
+/* Where a running rewrite stands, handed to RewriteOpts.progress every
+ * REWRITE_PROGRESS_EVERY entries of the walk (where Ctrl-C is polled). */
+#define REWRITE_PROGRESS_EVERY 4096
+typedef struct RewriteProgress {
+    const char *pass;    /* the pass name */
+    size_t visits;       /* nodes visited so far (each node once, and each node made) */
+    size_t rewrites;     /* rules that fired so far */
+    size_t nodes_made;   /* node ids handed out since the pass began */
+    double elapsed_s;
+} RewriteProgress;
+
 typedef struct RewriteOpts {
     bool bottom_up;
     const char *name;     /* pass name for the trace; defaults to the rule set's name */
@@ -19,6 +30,10 @@ typedef struct RewriteOpts {
     size_t max_rewrites;  /* 0: default (100000 per node chain, 10M in all) */
     size_t stop_after;    /* 0: no limit; else stop after this many rewrites (for stepping by rewrite) */
     void *user;           /* passed to rewrite functions as Match.user */
+    /* NULL: none; else called as above (it decides itself whether to show
+     * anything) */
+    void (*progress)(const RewriteProgress *p, void *ud);
+    void *progress_ud;
 } RewriteOpts;
 
 /* Frees the per-node records this thread keeps between rewrites (a

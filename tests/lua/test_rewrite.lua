@@ -112,3 +112,39 @@ T.test("trace_lines summarises a trace", function()
   T.eq(uop.trace_lines(trace), string.format("z (%s): %%%d -> %%%d", trace.rewrites[1].where, e:id(), x:id()))
   T.ok(trace.rewrites[1].where:match("test_rewrite%.lua:%d+$"), "where")
 end)
+
+T.test("trace = false: the same result alone, rules counted but not timed", function()
+  local rs = uop.rules{{name = "add0", pattern = "(ADD x 0)", rewrite = "x"}, {name = "mul1", pattern = "(MUL x 1)", rewrite = "x"}}
+  local e = (x + 0) * 1 + x * 2
+  local traced = uop.rewrite(e, rs)
+  local before = rs:stats()
+  local n = select("#", uop.rewrite(e, rs, {trace = false}))
+  T.eq(n, 1, "new_root alone")
+  local r = uop.rewrite(e, rs, {trace = false})
+  T.ok(rawequal(r, traced), "the same node as with the trace")
+  T.ok(rawequal(r, x + x * 2), "and the right one")
+  local after = rs:stats()
+  T.eq(after.add0.rewrites - before.add0.rewrites, 2, "two untraced calls, one x + 0 each")
+  T.eq(after.mul1.rewrites - before.mul1.rewrites, 2, "and one x * 1 each")
+  T.eq(after.add0.ms, before.add0.ms, "no rule time measured")
+  T.raises("uop.rewrite: trace must be true or false, got", uop.rewrite, e, rs, {trace = "no"})
+  T.raises("uop.rewrite: progress must be true or false, got", uop.rewrite, e, rs, {progress = 1})
+  T.raises("uop.rewrite: unknown option 'botom_up' (known: bottom_up,", uop.rewrite, e, rs, {botom_up = true})
+end)
+
+T.test("uop.simplify keeps no trace: the sym rules count their rewrites but measure no time", function()
+  local sym = uop.ruleset("sym")
+  local function totals()
+    local rewrites, ms = 0, 0
+    for _, s in pairs(sym:stats()) do rewrites, ms = rewrites + s.rewrites, ms + s.ms end
+    return rewrites, ms
+  end
+  local y = uop.var("sy", 0, 7)
+  local e = (y * 4 + 3) // 4 + (y + 0) * 1
+  local r0, ms0 = totals()
+  local s = uop.simplify(e)
+  local r1, ms1 = totals()
+  T.ok(rawequal(s, uop.rewrite(e, "sym")), "the result uop.rewrite gives")
+  T.ok(r1 > r0, "rules fired")
+  T.eq(ms1, ms0, "no rule time measured, so no trace either")
+end)

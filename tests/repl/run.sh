@@ -227,6 +227,16 @@ if [[ "$err" == *"candidates, best"* ]]; then bad ":beam through a pipe shows no
 run $'A = Tensor.rand(8, 8)\nr = uop.compile(A:matmul(A) + 1):kernel(1):beam(1, {progress = true, cache = false})\n'
 expect_has "k:beam{progress = true} through a pipe: progress lines" "beam 1 r_8_8_8: 1/" "$err"
 expect_has "k:beam{progress = true}: the best so far" "candidates, best " "$err"
+# --- a long rewrite: a progress line on stderr only when asked (or on a terminal, after a second) ---
+chain=$'x = uop.var("x", 0, 10)\nrs = uop.rules{{pattern = "(ADD x 0)", rewrite = "x"}}\ne = x\nfor i = 1, 3000 do e = e * 2 + 0 end\n'
+run "$chain"$'r = uop.rewrite(e, rs, {name = "tidy"})\nprint("rewrites", #select(2, uop.rewrite(e, rs)).rewrites)\n'
+expect_has "uop.rewrite: the chain is rewritten" $'rewrites\t3000' "$out"
+if [[ "$err" == *"nodes visited"* ]]; then bad "uop.rewrite through a pipe shows no progress" "$err"; else ok; fi
+run "$chain"$'r = uop.rewrite(e, rs, {name = "tidy", progress = true})\nprint("same", r == uop.rewrite(e, rs, {trace = false}))\n'
+expect_has "uop.rewrite{progress = true} through a pipe: a progress line" "tidy: " "$err"
+expect_has "uop.rewrite{progress = true}: what it counts" " nodes visited, " "$err"
+expect_has "uop.rewrite{progress = true}: the result is the same" $'same\ttrue' "$out"
+
 # --- Ctrl-C stops p:time(n) between runs (n is at most 100000: minutes for this kernel) ---
 rm -f "$tmp/err"
 { echo 'A = Tensor.rand(1000, 1000):realize(); p = uop.compile(A:exp():sum(), {select = false}); p:run()'
@@ -601,6 +611,15 @@ if command -v python3 >/dev/null 2>&1; then
     if grep -qE '^beam 4: .*interrupted' <<<"$out"; then ok; else bad "terminal: the opts' reason says interrupted" "$out"; fi
     if [[ "$out" == *"interrupted!"* ]]; then bad "terminal: Ctrl-C in :beam is not an error" "$out"; else ok; fi
     expect_has "terminal: :beam, Ctrl-C: clean exit" "exit=0" "$out"
+
+    # a rewrite's progress line on a terminal: rewritten in place, wiped before the result
+    term_session 24 100 '[(b"x = uop.var(\"x\", 0, 10); rs = uop.rules{{pattern = \"(ADD x 0)\", rewrite = \"x\"}}\r", b"> "),
+        (b"e = x; for i = 1, 3000 do e = e * 2 + 0 end\r", b"> "),
+        (b"r = uop.rewrite(e, rs, {name = \"tidy\", progress = true}); print(\"rewritten\")\r", b"rewritten")]' --no-pager
+    # (the terminal helper drops carriage returns: a line rewritten in place ends in an erase)
+    expect_has "terminal: a rewrite shows its progress in place" $'\ntidy: ' "$out"
+    expect_has "terminal: the progress line is erased" $' s\e[K' "$out"
+    expect_has "terminal: the progress line is wiped before the result" $'\e[K\e[Krewritten' "$out"
 
     # long output goes through $PAGER, short output does not; --no-pager never pages
     rm -f "$tmp/paged"

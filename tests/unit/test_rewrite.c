@@ -190,6 +190,55 @@ static void test_stop_after(void **state) {
     ruleset_free(rs);
 }
 
+/* what the progress function saw */
+typedef struct Seen {
+    int calls;
+    bool ordered; /* every count at least the last call's */
+    RewriteProgress last;
+} Seen;
+
+static void note_progress(const RewriteProgress *p, void *ud) {
+    Seen *s = ud;
+    if (s->calls && (p->visits < s->last.visits || p->rewrites < s->last.rewrites ||
+                     p->nodes_made < s->last.nodes_made || p->elapsed_s < s->last.elapsed_s))
+        s->ordered = false;
+    s->calls++;
+    s->last = *p;
+}
+
+static void test_progress(void **state) {
+    G *g = *state;
+    RuleSet *rs = rules("simple", SIMPLE, 2);
+    /* a balanced sum of 3000 terms (x * k + 0) * 1: about 15k nodes, each
+     * term rewritten twice */
+    enum { TERMS = 3000 };
+    const UOp *terms[TERMS];
+    for (int i = 0; i < TERMS; i++)
+        terms[i] = mul(g, add(g, mul(g, g->x, uop_const_int(g->c, DT_INDEX, i + 2)), g->zero), g->one);
+    for (int n = TERMS; n > 1; n = (n + 1) / 2)
+        for (int i = 0; i < n; i += 2) terms[i / 2] = i + 1 < n ? add(g, terms[i], terms[i + 1]) : terms[i];
+    size_t nodes = uop_graph_size(terms[0]);
+    Seen seen = {.ordered = true};
+    RewriteOpts o = {.name = "tidy", .progress = note_progress, .progress_ud = &seen};
+    size_t made0 = uctx_node_count(g->c);
+    assert_non_null(graph_rewrite(g->c, terms[0], rs, &o));
+    size_t made = uctx_node_count(g->c) - made0;
+    /* each node is visited once and has at least two entries (before and
+     * after its sources), so there are calls every REWRITE_PROGRESS_EVERY */
+    assert_true((size_t)seen.calls >= 2 * nodes / REWRITE_PROGRESS_EVERY);
+    assert_true(seen.ordered);
+    assert_string_equal(seen.last.pass, "tidy");
+    assert_true(seen.last.visits > 0 && seen.last.visits <= nodes + made);
+    assert_true(seen.last.rewrites > 0 && seen.last.rewrites <= 2 * TERMS);
+    assert_true(seen.last.nodes_made <= made);
+    /* a small rewrite ends before the first call */
+    Seen small = {.ordered = true};
+    o.progress_ud = &small;
+    assert_ptr_equal(graph_rewrite(g->c, add(g, g->x, g->zero), rs, &o), g->x);
+    assert_int_equal(small.calls, 0);
+    ruleset_free(rs);
+}
+
 static void test_trace_and_stats(void **state) {
     G *g = *state;
     RuleSet *rs = rules("simple", SIMPLE, 2);
@@ -458,6 +507,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_two_rule_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_growing_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_after, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_and_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_rule, setup, teardown),

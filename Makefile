@@ -105,6 +105,8 @@ bench:
 	@$(MAKE) --no-print-directory $(BUILD)/bench SAN=0
 	@$(MAKE) --no-print-directory $(BUILD)/uopdb SAN=0
 	@$(BUILD)/bench
+	@$(BUILD)/uopdb tests/bench/sym_lua.lua simplify
+	@$(BUILD)/uopdb tests/bench/sym_lua.lua trace
 	@$(BUILD)/uopdb tests/bench/kernels.lua
 	@$(BUILD)/uopdb tests/bench/memory.lua
 

@@ -14,12 +14,21 @@ local function realized_buffer(self)
 end
 
 -- t:realize(...): computes self (and the other tensors given) with
--- uop.compile; each becomes its result buffer reshaped to its shape
+-- uop.compile; each becomes its result buffer reshaped to its shape (one
+-- with no elements becomes an empty buffer without compiling anything)
 function Tensor:realize(...)
   local pending = {}
   for _, t in ipairs({self, ...}) do
     if not is_tensor(t) then fail("realize: expected Tensors, got %s", type(t)) end
-    if not realized_buffer(t) then pending[#pending + 1] = t end
+    if realized_buffer(t) then
+      -- nothing to do
+    elseif prod(t._shape) == 0 then
+      -- no elements: an empty buffer, with no kernel (as tinygrad schedules none)
+      local dt = t:dtype()
+      t.uop = reshape_raw(wrap(uop.buffer(dt, 0), {0}, dt), t._shape).uop
+    else
+      pending[#pending + 1] = t
+    end
   end
   if #pending == 0 then return self end
   if type(uop.compile) ~= "function" then fail("uop.compile is not available") end

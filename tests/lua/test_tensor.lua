@@ -666,3 +666,32 @@ T.test("a shape too large to count is an error naming the node, not a crash", fu
   -- 2^56 elements still compile (they are not run)
   T.ok(uop.compile(Tensor.ones(2^28, 2^28) + 1))
 end)
+
+T.test("tensors with no elements realize to empty lists, as in tinygrad", function()
+  local a = Tensor.new({{1, 2, 3}, {4, 5, 6}}, "float32")
+  local function same_nested(got, want)
+    if type(want) ~= "table" then return got == want end
+    if type(got) ~= "table" or #got ~= #want then return false end
+    for i = 1, #want do if not same_nested(got[i], want[i]) then return false end end
+    return true
+  end
+  local cases = {
+    {"a[:, 5:]", a:slice{false, {5}}, {{}, {}}},
+    {"a[:, 2:1]", a:slice{false, {2, 1}}, {{}, {}}},
+    {"zeros(0, 3)", Tensor.zeros(0, 3), {}},
+    {"zeros(2, 0, 3)", Tensor.zeros(2, 0, 3), {{}, {}}},
+    {"zeros(0, 3) + 1", Tensor.zeros(0, 3) + 1, {}},
+    {"zeros(0, 3):sum(1)", Tensor.zeros(0, 3):sum(1), {}},
+    {"linspace(0, 1, 0)", Tensor.linspace(0, 1, 0), {}},
+    {"eye(0)", Tensor.eye(0), {}},
+    -- a reduction over the empty axis has elements: the sum of nothing
+    {"zeros(0, 3):sum(0)", Tensor.zeros(0, 3):sum(0), {0.0, 0.0, 0.0}},
+  }
+  for _, c in ipairs(cases) do
+    T.ok(same_nested(c[2]:tolist(), c[3]), c[1])
+  end
+  local e = Tensor.zeros(0, 3, {dtype = "int32"}) * 2
+  T.eq(tostring(e:realize():dtype()), "int32")
+  T.eq(#e:tolist(), 0)
+  T.eq(tostring(a:slice{false, {5}}), "[]")
+end)

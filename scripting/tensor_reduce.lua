@@ -168,17 +168,24 @@ function Tensor:logsumexp(axis, opts)
   return self:sub(m):exp():sum(axis, {keepdim = opts.keepdim}):log():add(m:squeeze(axis))
 end
 
-function Tensor:softmax(axis)
-  axis = axis or -1
-  local m = self:sub(self:max(axis, {keepdim = true}):detach())
+-- x - max(x), cast to dtype when one is given (the softmaxes compute in it),
+-- its exp and the sum of that
+local function softmax_parts(self, what, ...)
+  local a = shared.named_args(what, {"axis", "dtype"}, {axis = -1}, ...)
+  local m = self:sub(self:max(a.axis, {keepdim = true}):detach())
+  if a.dtype ~= nil then m = m:cast(to_dtype(a.dtype)) end
   local e = m:exp()
-  return e:div(e:sum(axis, {keepdim = true}))
+  return m, e, e:sum(a.axis, {keepdim = true})
 end
 
-function Tensor:log_softmax(axis)
-  axis = axis or -1
-  local m = self:sub(self:max(axis, {keepdim = true}):detach())
-  local ss = m:exp():sum(axis, {keepdim = true})
+-- x:softmax([axis = -1] [, {dtype = }])
+function Tensor:softmax(...)
+  local _, e, ss = softmax_parts(self, "softmax", ...)
+  return e:div(ss)
+end
+
+function Tensor:log_softmax(...)
+  local m, _, ss = softmax_parts(self, "log_softmax", ...)
   return m:sub(ss:log())
 end
 

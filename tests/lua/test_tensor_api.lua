@@ -624,3 +624,25 @@ T.test("each function builds the ops tinygrad's Tensor builds", function()
     T.eq(histogram(f()), case[2], case[1])
   end
 end)
+
+T.test("softmax and log_softmax with a dtype compute in it and return it", function()
+  local rows = {{1.5, -2, 3.2}, {-7, 2.5, -3}}
+  local x = Tensor(rows, "float32")
+  -- x - max(x) is taken in float32, then cast: the rest is float64 (plain Lua)
+  local function soft(r, log)
+    local m = math.max(table.unpack(r))
+    local d, s = {}, 0
+    for i, v in ipairs(r) do d[i] = f32(f32(v) - f32(m)); s = s + math.exp(d[i]) end
+    local out = {}
+    for i = 1, #r do out[i] = log and d[i] - math.log(s) or math.exp(d[i]) / s end
+    return out
+  end
+  both(x:softmax(-1, {dtype = "float64"}), "float64", {soft(rows[1]), soft(rows[2])}, 1e-12, "softmax(-1, float64)")
+  local cols = {}
+  for j = 1, 3 do cols[j] = soft({rows[1][j], rows[2][j]}, true) end
+  both(x:log_softmax{axis = 0, dtype = "float64"}, "float64",
+       {{cols[1][1], cols[2][1], cols[3][1]}, {cols[1][2], cols[2][2], cols[3][2]}}, 1e-12, "log_softmax(0, float64)")
+  T.eq(tostring(x:softmax():dtype()), "float32", "no dtype: the input's")
+  T.raises("softmax: unknown option 'dtyp'", function() return x:softmax(-1, {dtyp = "float64"}) end)
+  T.raises("log_softmax: takes at most 2 arguments, got 3", function() return x:log_softmax(0, "float64", 1) end)
+end)

@@ -77,8 +77,14 @@ end
 -- summarised with ...
 local function format_values(values, shape, dt)
   local k = info(dt).kind
+  local unsigned64 = info(dt).name == "uint64"
   local function fmt(v)
     if k == "bool" then return v and "True" or "False" end
+    if unsigned64 and v < 0 then
+      -- Lua integers are signed: a uint64 of 2^63 or more holds v + 2^64
+      local q = (v >> 1) // 5
+      return string.format("%d%d", q, v - q * 10)
+    end
     if k ~= "float" then return string.format("%d", v) end
     return float_repr(v, dt)
   end

@@ -19,10 +19,10 @@ local I32 = dtypes.int32
 local function reduce(self, op, axis, keepdim)
   local axes = #self._shape == 0 and {} or axes_list(self, axis)
   local red, seen = {}, {}
+  -- an axis named twice is reduced once, as tinygrad does
   for _, a in ipairs(axes) do
-    if seen[a] then fail("axis %d appears more than once", a) end
+    if not seen[a] and self._shape[a + 1] ~= 1 then red[#red + 1] = a end
     seen[a] = true
-    if self._shape[a + 1] ~= 1 then red[#red + 1] = a end
   end
   table.sort(red)
   local ret = self

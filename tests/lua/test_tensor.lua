@@ -695,3 +695,16 @@ T.test("tensors with no elements realize to empty lists, as in tinygrad", functi
   T.eq(#e:tolist(), 0)
   T.eq(tostring(a:slice{false, {5}}), "[]")
 end)
+
+T.test("a reduction's axis named twice is reduced once; uint64 values of 2^63 and more print unsigned", function()
+  local a = Tensor.new({{1.5, -2, 3.25}, {-4.5, 5, -0.5}}, "float32")
+  check(ref(a:max{0, 0}), {1.5, 5, 3.25})
+  check(a:max{0, 0}:tolist(), {1.5, 5, 3.25})
+  local s = a:sum({1, -1}, {keepdim = true})
+  shape_is(s, {2, 1})
+  check(s:tolist(), {{2.75}, {0.0}})
+  -- 0 - 1 wraps to 2^64 - 1, which a Lua integer holds as -1
+  local u = Tensor.new({0, 1, 3, 100}, "uint64") - 1
+  T.eq(tostring(u), "[18446744073709551615                    0                    2                   99]")
+  T.eq(u:tolist()[1], -1, "tolist: the same 64 bits, as Lua's signed integer")
+end)

@@ -218,6 +218,18 @@ local function named_args(what, names, defaults, ...)
   return out
 end
 
+-- raises "what: unknown option 'k'" for a key of the options table opts
+-- that is not one of names (a list); opts may be nil
+local function check_options(what, opts, names)
+  if opts == nil then return end
+  if type(opts) ~= "table" or is_tensor(opts) then fail("%s: the options must be a table, got %s", what, type(opts)) end
+  for k in pairs(opts) do
+    local ok = false
+    for _, n in ipairs(names) do ok = ok or k == n end
+    if not ok then fail("%s: unknown option '%s'", what, show(k)) end
+  end
+end
+
 -- raises "what: name must be a number, got ..." unless v is a number
 local function check_number(what, name, v)
   if type(v) ~= "number" then fail("%s: %s must be a number, got %s", what, name, type(v)) end
@@ -377,6 +389,7 @@ shared.show = show
 shared.MAX_DIMS = MAX_DIMS
 shared.is_opts = is_opts
 shared.named_args = named_args
+shared.check_options = check_options
 shared.trailing_opts = trailing_opts
 shared.fmt_shape = fmt_shape
 shared.prod = prod

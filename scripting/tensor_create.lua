@@ -10,6 +10,7 @@ local fail, is_tensor, is_opts = shared.fail, shared.is_tensor, shared.is_opts
 local tostring = shared.show
 local fmt_shape, prod, shape_eq = shared.fmt_shape, shared.prod, shared.shape_eq
 local concat, ceildiv, new_shape_args = shared.concat, shared.ceildiv, shared.new_shape_args
+local check_options = shared.check_options
 local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype, shared.is_float
 local from_lua, as_const, const_tensor = shared.from_lua, shared.as_const, shared.const_tensor
 local reshape_raw, cumalu = shared.reshape_raw, shared.cumalu
@@ -59,7 +60,10 @@ end
 -- Tensor.new(data [, dtype]): data a nested table, a number or boolean (a
 -- constant of shape ()), a UOp of a tensor graph, or a Tensor
 function Tensor.new(data, dtype)
-  if is_opts(dtype) then dtype = dtype.dtype end
+  if is_opts(dtype) then
+    check_options("Tensor", dtype, {"dtype"})
+    dtype = dtype.dtype
+  end
   local dt = dtype and to_dtype(dtype)
   if is_tensor(data) then return dt and data:cast(dt) or data end
   if type(data) == "userdata" then return from_uop(data) end
@@ -99,6 +103,7 @@ end
 -- Tensor.empty(shape...): a data buffer of zeros
 function Tensor.empty(...)
   local shape, opts = new_shape_args("empty", ...)
+  check_options("empty", opts, {"dtype"})
   local dt = to_dtype(opts.dtype or F32)
   if not info(dt).host then fail("empty: %s cannot be held in a host buffer", info(dt).name) end
   check_host_bytes("empty", shape, dt)
@@ -106,6 +111,7 @@ function Tensor.empty(...)
 end
 
 function Tensor.full(shape, value, opts)
+  check_options("full", opts, {"dtype"})
   opts = opts or {}
   if type(shape) ~= "table" then shape = {shape} end
   shape = new_shape_args("full", shape)
@@ -117,15 +123,18 @@ end
 
 function Tensor.zeros(...)
   local shape, opts = new_shape_args("zeros", ...)
+  check_options("zeros", opts, {"dtype"})
   return Tensor.full(shape, 0.0, opts)
 end
 
 function Tensor.ones(...)
   local shape, opts = new_shape_args("ones", ...)
+  check_options("ones", opts, {"dtype"})
   return Tensor.full(shape, 1.0, opts)
 end
 
 function Tensor:full_like(value, opts)
+  check_options("full_like", opts, {"dtype"})
   return Tensor.full(self._shape, value, {dtype = opts and opts.dtype or self._dtype})
 end
 function Tensor:zeros_like(opts) return self:full_like(0, opts) end
@@ -135,6 +144,7 @@ function Tensor:ones_like(opts) return self:full_like(1, opts) end
 function Tensor.arange(start, stop, step, opts)
   if is_opts(stop) then stop, opts = nil, stop
   elseif is_opts(step) then step, opts = nil, step end
+  check_options("arange", opts, {"dtype"})
   opts = opts or {}
   if stop == nil then start, stop = 0, start end
   step = step or 1
@@ -160,11 +170,8 @@ end
 -- to stop inclusive, start + arange(steps) * step computed in float32 (the
 -- default dtype) and cast to dtype
 function Tensor.linspace(start, stop, steps, opts)
+  check_options("linspace", opts, {"dtype"})
   opts = opts or {}
-  if type(opts) ~= "table" then fail("linspace: the options must be a table, got %s", type(opts)) end
-  for k in pairs(opts) do
-    if k ~= "dtype" then fail("linspace: unknown option '%s'", tostring(k)) end
-  end
   if type(start) ~= "number" or type(stop) ~= "number" then fail("linspace: start and stop must be numbers") end
   if math.type(steps) ~= "integer" then fail("linspace: steps must be an integer, got %s", tostring(steps)) end
   if steps < 0 then fail("linspace: number of steps must be non-negative") end
@@ -174,10 +181,10 @@ function Tensor.linspace(start, stop, steps, opts)
   return Tensor.arange(steps):mul((stop - start) / (steps - 1)):add(start, true):cast(dt)
 end
 
-function Tensor.eye(n, m, opts)
-  if is_opts(m) then m, opts = nil, m end
-  opts = opts or {}
-  m = m or n
+-- Tensor.eye(n [, m] [, {m =, dtype = }])
+function Tensor.eye(n, ...)
+  local opts = shared.named_args("eye", {"m", "dtype"}, nil, ...)
+  local m = opts.m or n
   if math.type(n) ~= "integer" or math.type(m) ~= "integer" or n < 0 or m < 0 then
     fail("eye: sizes must be non-negative integers, got %s, %s", tostring(n), tostring(m))
   end
@@ -193,6 +200,7 @@ end
 
 function Tensor.rand(...)
   local shape, opts = new_shape_args("rand", ...)
+  check_options("rand", opts, {"dtype", "seed"})
   local dt = to_dtype(opts.dtype or F32)
   if not is_float(dt) then fail("rand only supports float dtypes, got %s", info(dt).name) end
   local bits = info(dt).mantissa

@@ -82,7 +82,10 @@ function Tensor:reciprocal()
   return alu("RECIPROCAL", x)
 end
 
-function Tensor:div(x, reverse, rounding)
+-- x:div(y [, reverse [, rounding_mode]]), or with {reverse =, rounding_mode = }
+function Tensor:div(x, ...)
+  local a = shared.named_args("div", {"reverse", "rounding_mode"}, nil, ...)
+  local reverse, rounding = a.reverse, a.rounding_mode
   local num, den = broadcasted(self, x, reverse)
   local d = num:cast(least_upper_float(num._dtype)):mul(den:cast(least_upper_float(den._dtype)):reciprocal())
   local out = is_int(num._dtype) and num._dtype or d._dtype

@@ -37,45 +37,6 @@ local function reduce(self, op, axis, keepdim)
   return reshape_raw(ret, shape)
 end
 
--- (axis, opts) of a reduction: t:sum(), t:sum(1), t:sum{0, 1}, t:sum(0, {keepdim=true}), t:sum{keepdim=true}
-local function reduce_args(axis, opts)
-  if is_opts(axis) then return nil, axis end
-  return axis, opts or {}
-end
-
-function Tensor:sum(axis, opts)
-  axis, opts = reduce_args(axis, opts)
-  local dt = opts.dtype and to_dtype(opts.dtype)
-  local ret = reduce(self:cast(dt or sum_acc(self._dtype)), "ADD", axis, opts.keepdim)
-  local low = self._dtype == dtypes.float16 or self._dtype == dtypes.bfloat16 or info(self._dtype).name:match("^fp8")
-  if dt == nil and low then return ret:cast(self._dtype) end
-  return ret
-end
-
-function Tensor:prod(axis, opts)
-  axis, opts = reduce_args(axis, opts)
-  return reduce(self:cast(opts.dtype and to_dtype(opts.dtype) or self._dtype), "MUL", axis, opts.keepdim)
-end
-
-function Tensor:max(axis, opts)
-  axis, opts = reduce_args(axis, opts)
-  return reduce(self, "MAX", axis, opts.keepdim)
-end
-
-function Tensor:min(axis, opts)
-  axis, opts = reduce_args(axis, opts)
-  return inverse(inverse(self):max(axis, {keepdim = opts.keepdim}))
-end
-
-function Tensor:mean(axis, opts)
-  axis, opts = reduce_args(axis, opts)
-  local out = is_float(self._dtype) and self._dtype or F32
-  local num = self:cast(sum_acc(self._dtype)):sum(axis, {keepdim = opts.keepdim})
-  local kept = self:sum(axis, {keepdim = true})._shape
-  local count = 1
-  for i = 1, #self._shape do if self._shape[i] ~= kept[i] then count = count * self._shape[i] end end
-  return num:div(count):cast(out)
-end
 
 -- (axis, opts) of what(axis, opts), checked: the axis an integer, a list
 -- of integers or nil (also opts.axis), keepdim a boolean, and no option
@@ -89,6 +50,7 @@ local function checked_reduce_args(what, axis, opts, extra)
   for k in pairs(opts) do
     if not allowed[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
   end
+  if axis ~= nil and opts.axis ~= nil then fail("%s: axis given twice", what) end
   if axis == nil then axis = opts.axis end
   if axis ~= nil and math.type(axis) ~= "integer" then
     local ok = type(axis) == "table" and not is_tensor(axis)
@@ -99,6 +61,40 @@ local function checked_reduce_args(what, axis, opts, extra)
     fail("%s: keepdim must be a boolean, got %s", what, type(opts.keepdim))
   end
   return axis, opts
+end
+
+function Tensor:sum(axis, opts)
+  axis, opts = checked_reduce_args("sum", axis, opts, {"dtype"})
+  local dt = opts.dtype and to_dtype(opts.dtype)
+  local ret = reduce(self:cast(dt or sum_acc(self._dtype)), "ADD", axis, opts.keepdim)
+  local low = self._dtype == dtypes.float16 or self._dtype == dtypes.bfloat16 or info(self._dtype).name:match("^fp8")
+  if dt == nil and low then return ret:cast(self._dtype) end
+  return ret
+end
+
+function Tensor:prod(axis, opts)
+  axis, opts = checked_reduce_args("prod", axis, opts, {"dtype"})
+  return reduce(self:cast(opts.dtype and to_dtype(opts.dtype) or self._dtype), "MUL", axis, opts.keepdim)
+end
+
+function Tensor:max(axis, opts)
+  axis, opts = checked_reduce_args("max", axis, opts)
+  return reduce(self, "MAX", axis, opts.keepdim)
+end
+
+function Tensor:min(axis, opts)
+  axis, opts = checked_reduce_args("min", axis, opts)
+  return inverse(inverse(self):max(axis, {keepdim = opts.keepdim}))
+end
+
+function Tensor:mean(axis, opts)
+  axis, opts = checked_reduce_args("mean", axis, opts)
+  local out = is_float(self._dtype) and self._dtype or F32
+  local num = self:cast(sum_acc(self._dtype)):sum(axis, {keepdim = opts.keepdim})
+  local kept = self:sum(axis, {keepdim = true})._shape
+  local count = 1
+  for i = 1, #self._shape do if self._shape[i] ~= kept[i] then count = count * self._shape[i] end end
+  return num:div(count):cast(out)
 end
 
 -- an axis that must be one integer (or nil)

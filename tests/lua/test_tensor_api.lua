@@ -646,3 +646,36 @@ T.test("softmax and log_softmax with a dtype compute in it and return it", funct
   T.raises("softmax: unknown option 'dtyp'", function() return x:softmax(-1, {dtyp = "float64"}) end)
   T.raises("log_softmax: takes at most 2 arguments, got 3", function() return x:log_softmax(0, "float64", 1) end)
 end)
+
+T.test("options tables: an axis, a rounding mode or eye's m given by name is used; a misspelt option is an error", function()
+  local rows = {{1.5, -2, 3.25}, {-4.5, 5, -0.5}}
+  local x = Tensor(rows, "float32")
+  local y = Tensor({{0.5, -4, 5.25}, {0.5, -1, 0.125}}, "float32")
+  both(x:sum{axis = 1}, "float32", {2.75, 0.0}, 0, "sum{axis = 1}")
+  both(x:sum{axis = 1, keepdim = true}, "float32", {{2.75}, {0.0}}, 0, "sum{axis = 1, keepdim = true}")
+  both(x:max{axis = 0}, "float32", {1.5, 5.0, 3.25}, 0, "max{axis = 0}")
+  both(x:min{axis = 1}, "float32", {-2.0, -4.5}, 0, "min{axis = 1}")
+  both(x:prod{axis = 0}, "float32", {-6.75, -10.0, -1.625}, 0, "prod{axis = 0}")
+  both(x:mean{axis = 1}, "float32", {f32(2.75 / 3), 0.0}, 1e-7, "mean{axis = 1}")
+  -- x / y = {{3, 0.5, 0.619...}, {-9, -5, -4}}: floor and trunc agree on these
+  both(x:div(y, {rounding_mode = "floor"}), "float32", {{3.0, 0.0, 0.0}, {-9.0, -5.0, -4.0}}, 0, "div floor")
+  both(x:div(y, {rounding_mode = "trunc"}), "float32", {{3.0, 0.0, 0.0}, {-9.0, -5.0, -4.0}}, 0, "div trunc")
+  both(x:div(2, {reverse = true}), "float32", map(rows, function(v) return f32(2 / v) end), 1e-7, "div reverse")
+  both(Tensor.eye(2, {m = 3}), "float32", {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}}, 0, "eye(2, {m = 3})")
+  both(Tensor.eye(2, 3, {dtype = "int32"}), "int32", {{1, 0, 0}, {0, 1, 0}}, 0, "eye(2, 3, int32)")
+  for _, c in ipairs{
+    {"sum: unknown option 'keepdims'", function() return x:sum(1, {keepdims = true}) end},
+    {"sum: unknown option 'dtyp'", function() return x:sum(1, {dtyp = "int32"}) end},
+    {"max: axis given twice", function() return x:max(1, {axis = 0}) end},
+    {"mean: unknown option 'dtype'", function() return x:mean(1, {dtype = "float64"}) end},
+    {"zeros: unknown option 'dtyp'", function() return Tensor.zeros(2, {dtyp = "int32"}) end},
+    {"ones: unknown option 'device'", function() return Tensor.ones(2, 2, {device = "CPU"}) end},
+    {"full: unknown option 'dtyp'", function() return Tensor.full({2}, 1, {dtyp = "int32"}) end},
+    {"arange: unknown option 'dtyp'", function() return Tensor.arange(3, {dtyp = "int32"}) end},
+    {"eye: unknown option 'dtyp'", function() return Tensor.eye(2, {dtyp = "int32"}) end},
+    {"full_like: unknown option 'dtyp'", function() return x:full_like(2, {dtyp = "int32"}) end},
+    {"Tensor: unknown option 'dtyp'", function() return Tensor.new({1, 2}, {dtyp = "int8"}) end},
+    {"rand: unknown option 'sed'", function() return Tensor.rand(2, {sed = 1}) end},
+    {"div: unknown option 'rounding'", function() return x:div(y, {rounding = "floor"}) end},
+  } do T.raises(c[1], c[2]) end
+end)

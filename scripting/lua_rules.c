@@ -466,7 +466,7 @@ static int r_rewrite(lua_State *L) {
     }
     RuleSet *rs = check_rules(L, 2);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
-    RewriteOpts o = {.timing = true, .user = L};
+    RewriteOpts o = {.user = L};
     bool want_trace = true;
     int progress = -1;
     if (lua_type(L, 3) == LUA_TTABLE) {
@@ -498,9 +498,8 @@ static int r_rewrite(lua_State *L) {
         trace_init(&tb->t);
         tb->live = true;
         o.trace = &tb->t;
-    } else {
-        o.timing = false;
     }
+    o.timing = want_trace; /* rule times are part of what the trace reports */
     ProgressLine line;
     progress_line_start(&line, progress, 1.0);
     if (line.on) {

@@ -44,5 +44,3 @@ void progress_line_end(ProgressLine *pl) {
     }
     pl->shown = false;
 }
-
-double progress_line_elapsed(const ProgressLine *pl) { return now_s() - pl->start; }

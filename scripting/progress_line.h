@@ -22,7 +22,5 @@ bool progress_line_due(ProgressLine *pl);
 void progress_line_print(ProgressLine *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* wipes the line from a terminal */
 void progress_line_end(ProgressLine *pl);
-/* seconds since progress_line_start */
-double progress_line_elapsed(const ProgressLine *pl);
 
 #endif

@@ -219,14 +219,12 @@ local function named_args(what, names, defaults, ...)
 end
 
 -- raises "what: unknown option 'k'" for a key of the options table opts
--- that is not one of names (a list); opts may be nil
-local function check_options(what, opts, names)
+-- that is not in allowed (a set: {dtype = true}); opts may be nil
+local function check_options(what, opts, allowed)
   if opts == nil then return end
   if type(opts) ~= "table" or is_tensor(opts) then fail("%s: the options must be a table, got %s", what, type(opts)) end
   for k in pairs(opts) do
-    local ok = false
-    for _, n in ipairs(names) do ok = ok or k == n end
-    if not ok then fail("%s: unknown option '%s'", what, show(k)) end
+    if not allowed[k] then fail("%s: unknown option '%s'", what, show(k)) end
   end
 end
 

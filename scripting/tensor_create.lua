@@ -11,6 +11,7 @@ local tostring = shared.show
 local fmt_shape, prod, shape_eq = shared.fmt_shape, shared.prod, shared.shape_eq
 local concat, ceildiv, new_shape_args = shared.concat, shared.ceildiv, shared.new_shape_args
 local check_options = shared.check_options
+local DTYPE_ONLY = {dtype = true}
 local wrap, info, to_dtype, is_float = shared.wrap, shared.info, shared.to_dtype, shared.is_float
 local from_lua, as_const, const_tensor = shared.from_lua, shared.as_const, shared.const_tensor
 local reshape_raw, cumalu = shared.reshape_raw, shared.cumalu
@@ -61,7 +62,7 @@ end
 -- constant of shape ()), a UOp of a tensor graph, or a Tensor
 function Tensor.new(data, dtype)
   if is_opts(dtype) then
-    check_options("Tensor", dtype, {"dtype"})
+    check_options("Tensor", dtype, DTYPE_ONLY)
     dtype = dtype.dtype
   end
   local dt = dtype and to_dtype(dtype)
@@ -103,7 +104,7 @@ end
 -- Tensor.empty(shape...): a data buffer of zeros
 function Tensor.empty(...)
   local shape, opts = new_shape_args("empty", ...)
-  check_options("empty", opts, {"dtype"})
+  check_options("empty", opts, DTYPE_ONLY)
   local dt = to_dtype(opts.dtype or F32)
   if not info(dt).host then fail("empty: %s cannot be held in a host buffer", info(dt).name) end
   check_host_bytes("empty", shape, dt)
@@ -111,7 +112,7 @@ function Tensor.empty(...)
 end
 
 function Tensor.full(shape, value, opts)
-  check_options("full", opts, {"dtype"})
+  check_options("full", opts, DTYPE_ONLY)
   opts = opts or {}
   if type(shape) ~= "table" then shape = {shape} end
   shape = new_shape_args("full", shape)
@@ -123,18 +124,18 @@ end
 
 function Tensor.zeros(...)
   local shape, opts = new_shape_args("zeros", ...)
-  check_options("zeros", opts, {"dtype"})
+  check_options("zeros", opts, DTYPE_ONLY)
   return Tensor.full(shape, 0.0, opts)
 end
 
 function Tensor.ones(...)
   local shape, opts = new_shape_args("ones", ...)
-  check_options("ones", opts, {"dtype"})
+  check_options("ones", opts, DTYPE_ONLY)
   return Tensor.full(shape, 1.0, opts)
 end
 
 function Tensor:full_like(value, opts)
-  check_options("full_like", opts, {"dtype"})
+  check_options("full_like", opts, DTYPE_ONLY)
   return Tensor.full(self._shape, value, {dtype = opts and opts.dtype or self._dtype})
 end
 function Tensor:zeros_like(opts) return self:full_like(0, opts) end
@@ -144,7 +145,7 @@ function Tensor:ones_like(opts) return self:full_like(1, opts) end
 function Tensor.arange(start, stop, step, opts)
   if is_opts(stop) then stop, opts = nil, stop
   elseif is_opts(step) then step, opts = nil, step end
-  check_options("arange", opts, {"dtype"})
+  check_options("arange", opts, DTYPE_ONLY)
   opts = opts or {}
   if stop == nil then start, stop = 0, start end
   step = step or 1
@@ -170,7 +171,7 @@ end
 -- to stop inclusive, start + arange(steps) * step computed in float32 (the
 -- default dtype) and cast to dtype
 function Tensor.linspace(start, stop, steps, opts)
-  check_options("linspace", opts, {"dtype"})
+  check_options("linspace", opts, DTYPE_ONLY)
   opts = opts or {}
   if type(start) ~= "number" or type(stop) ~= "number" then fail("linspace: start and stop must be numbers") end
   if math.type(steps) ~= "integer" then fail("linspace: steps must be an integer, got %s", tostring(steps)) end
@@ -200,7 +201,7 @@ end
 
 function Tensor.rand(...)
   local shape, opts = new_shape_args("rand", ...)
-  check_options("rand", opts, {"dtype", "seed"})
+  check_options("rand", opts, {dtype = true, seed = true})
   local dt = to_dtype(opts.dtype or F32)
   if not is_float(dt) then fail("rand only supports float dtypes, got %s", info(dt).name) end
   local bits = info(dt).mantissa

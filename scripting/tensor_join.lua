@@ -19,9 +19,7 @@ local trailing_opts = shared.trailing_opts
 local function tensor_args(what, allowed, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
-  for k in pairs(opts) do
-    if not allowed[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
-  end
+  shared.check_options(what, opts, allowed)
   local list = args
   if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then
     list = args[1]

@@ -252,10 +252,8 @@ local PAD_MODES = {constant = true, reflect = true, replicate = true, circular =
 
 -- t:pad(padding [, {value =, mode =}]), see the header of tensor.lua
 function Tensor:pad(padding, opts)
+  shared.check_options("pad", opts, {value = true, mode = true})
   opts = opts or {}
-  for k in pairs(opts) do
-    if k ~= "value" and k ~= "mode" then fail("pad: unknown option '%s'", tostring(k)) end
-  end
   local value, mode = opts.value or 0, opts.mode or "constant"
   if not PAD_MODES[mode] then
     fail("pad: mode '%s' is not supported (constant, reflect, replicate or circular)", tostring(mode))

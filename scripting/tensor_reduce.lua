@@ -43,13 +43,10 @@ end
 -- but axis, keepdim and the names in extra
 local function checked_reduce_args(what, axis, opts, extra)
   if is_opts(axis) then axis, opts = nil, axis end
-  opts = opts or {}
-  if type(opts) ~= "table" or is_tensor(opts) then fail("%s: the options must be a table, got %s", what, type(opts)) end
   local allowed = {axis = true, keepdim = true}
   for _, k in ipairs(extra or {}) do allowed[k] = true end
-  for k in pairs(opts) do
-    if not allowed[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
-  end
+  shared.check_options(what, opts, allowed)
+  opts = opts or {}
   if axis ~= nil and opts.axis ~= nil then fail("%s: axis given twice", what) end
   if axis == nil then axis = opts.axis end
   if axis ~= nil and math.type(axis) ~= "integer" then

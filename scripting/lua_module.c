@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include "../core/stages/stages.h"
 
-/* the context's registry key: the address of this variable, so finding it
- * (on every call that makes a node) compares a pointer, where a string key
- * would be interned and compared as a string each time */
-static const char ctx_key;
+#define CTX_KEY "uopdb.ctx"
 #define MODULE_KEY "uopdb.module"
 
 /* The parts of the module written in Lua, run in this order when it opens.
@@ -61,7 +58,7 @@ static int ctx_gc(lua_State *L) {
 }
 
 UCtx *luop_ctx(lua_State *L) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
     CtxBox *b = lua_touserdata(L, -1);
     lua_pop(L, 1);
     if (!b || !b->c) luaL_error(L, "uopdb: the module is not open in this Lua state");
@@ -69,7 +66,7 @@ UCtx *luop_ctx(lua_State *L) {
 }
 
 LuaMemory *luop_memory(lua_State *L) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
     CtxBox *b = lua_touserdata(L, -1);
     lua_pop(L, 1);
     if (!b || !b->c) luaL_error(L, "uopdb: the module is not open in this Lua state");
@@ -99,7 +96,7 @@ static void create_context(lua_State *L) {
     lua_setmetatable(L, -2);
     b->c = uctx_new();
     if (!b->c) luaL_error(L, "uopdb: out of memory creating the context");
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY);
 }
 
 static _Thread_local lua_State *active_state;

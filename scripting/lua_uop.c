@@ -15,29 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* registry keys by address, not by name: they are looked up for every node
- * pushed or read, and a string key costs a string comparison each time */
-static const char uop_cache_key; /* node -> its box (weak values) */
-static const char uop_mt_key;    /* the UOp metatable (also registered as LUOP_UOP_MT) */
+#define UOP_CACHE "uopdb.uop_boxes"
 
 typedef struct UOpBox { const UOp *u; } UOpBox;
 
 void luop_push(lua_State *L, const UOp *u) {
     if (!u) { lua_pushnil(L); return; }
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &uop_cache_key);
+    lua_getfield(L, LUA_REGISTRYINDEX, UOP_CACHE);
     if (lua_rawgetp(L, -1, u) == LUA_TUSERDATA) { lua_remove(L, -2); return; }
     lua_pop(L, 1);
     UOpBox *b = lua_newuserdatauv(L, sizeof *b, 0);
     b->u = u;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &uop_mt_key);
-    lua_setmetatable(L, -2);
+    luaL_setmetatable(L, LUOP_UOP_MT);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, -3, u);
     lua_remove(L, -2);
 }
 
 void luop_mark_boxes(lua_State *L, UCtxMarks *m) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &uop_cache_key);
+    lua_getfield(L, LUA_REGISTRYINDEX, UOP_CACHE);
     lua_pushnil(L);
     while (lua_next(L, -2)) {
         UOpBox *b = lua_touserdata(L, -1);
@@ -52,14 +48,9 @@ void luop_push_result(lua_State *L, const UOp *u) {
     luop_push(L, u);
 }
 
-/* luaL_testudata with the metatable found by address */
 const UOp *luop_test(lua_State *L, int idx) {
-    UOpBox *b = lua_touserdata(L, idx);
-    if (!b || lua_islightuserdata(L, idx) || !lua_getmetatable(L, idx)) return NULL;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &uop_mt_key);
-    bool is_uop = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return is_uop ? b->u : NULL;
+    UOpBox *b = luaL_testudata(L, idx, LUOP_UOP_MT);
+    return b ? b->u : NULL;
 }
 
 const UOp *luop_check(lua_State *L, int idx) {
@@ -412,11 +403,9 @@ void luop_open_uop(lua_State *L) {
     lua_pushliteral(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &uop_cache_key);
+    lua_setfield(L, LUA_REGISTRYINDEX, UOP_CACHE);
 
     luaL_newmetatable(L, LUOP_UOP_MT);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &uop_mt_key);
     luaL_setfuncs(L, uop_meta, 0);
     luaL_newlib(L, uop_methods);
     for (size_t i = 0; i < sizeof unary_methods / sizeof unary_methods[0]; i++) {

@@ -29,6 +29,7 @@
     X(tensor_join)        \
     X(tensor_einsum)      \
     X(tensor_realize)     \
+    X(tensor_names)       \
     X(tensor_errors)
 
 #define DECLARE_PART(name)                \

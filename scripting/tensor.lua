@@ -13,7 +13,9 @@
 --   * options in a trailing table: t:sum(0, {keepdim=true}),
 --     Tensor.zeros(2, 2, {dtype="int32"}), x:conv2d(w, {stride=2, padding=1});
 --     tinygrad's names: x:max_pool2d(3, {stride=1, ceil_mode=true}); the
---     leading arguments may be named there too: t:roll{shifts=1, dims=0}
+--     leading arguments may be named there too: t:roll{shifts=1, dims=0},
+--     or given in a lone options table's list part: t:pad{{1, 1}, value=3};
+--     Python keywords take a trailing underscore: lerp's end is end_
 --   * functions of several tensors take them as arguments or one list:
 --     Tensor.cat(a, b, {dim=1}) a:cat(b) Tensor.stack{a, b}; those that make
 --     several tensors (split, chunk, meshgrid) return a list
@@ -63,6 +65,8 @@
 --   tensor_join.lua         cat, stack, split, chunk, meshgrid
 --   tensor_einsum.lua       einsum
 --   tensor_realize.lua      realize, tolist, item, tostring
+--   tensor_names.lua        tinygrad's parameter names for the functions
+--                           written with positional ones: x:cumsum{axis=1}
 --   tensor_errors.lua       wraps every Tensor function so that an error
 --                           inside the front end is one line at the
 --                           caller's, naming the function and its arguments
@@ -193,14 +197,34 @@ local function trailing_opts(args, n)
   return {}, n
 end
 
+-- f{a, b, c = v}: an options table that is the only argument may carry
+-- the positional values too, in its list part.  (args, n, opts) with those
+-- values moved to args[1..n] and opts a copy without them; none moved when
+-- there are other arguments.
+local function split_list_part(args, total, opts, n)
+  if total ~= 1 or n ~= 0 then return args, n, opts end
+  local rest, positional, top = {}, {}, 0
+  for k, v in pairs(opts) do
+    if math.type(k) == "integer" and k >= 1 then
+      positional[k] = v
+      if k > top then top = k end
+    else
+      rest[k] = v
+    end
+  end
+  if top == 0 then return args, n, opts end
+  return positional, top, rest
+end
+
 -- named arguments of what(...), tinygrad's way: positional values in the
--- order of names, or by name in a trailing options table (f(a, {c = ...})
--- or f{a = ..., c = ...}); defaults (optional) fill the rest. Unknown
--- keys, surplus values and a name given twice are errors.
+-- order of names, or by name in a trailing options table (f(a, {c = ...}),
+-- f{a = ..., c = ...} or f{a, c = ...}); defaults (optional) fill the rest.
+-- Unknown keys, surplus values and a name given twice are errors.
 --   local a = named_args("elu", {"alpha"}, {alpha = 1.0}, ...)
 local function named_args(what, names, defaults, ...)
-  local args = {...}
-  local opts, n = trailing_opts(args, select("#", ...))
+  local args, total = {...}, select("#", ...)
+  local opts, n = trailing_opts(args, total)
+  args, n, opts = split_list_part(args, total, opts, n)
   if n > #names then fail("%s: takes at most %d arguments, got %d", what, #names, n) end
   local out, known = {}, {}
   for i, name in ipairs(names) do

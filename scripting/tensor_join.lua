@@ -14,11 +14,19 @@ local ceildiv, resolve_axis, named_args = shared.ceildiv, shared.resolve_axis, s
 local broadcast_to, broadcast_shapes = shared.broadcast_to, shared.broadcast_shapes
 local trailing_opts = shared.trailing_opts
 
--- (tensors, options) of f(t1, t2, ..., {opts}) or f({t1, t2, ...}, {opts});
--- allowed: the option names
+-- (tensors, options) of f(t1, t2, ..., {opts}), f({t1, t2, ...}, {opts}) or
+-- f{t1, t2, ..., dim = 1} (the options' list part continues the tensors,
+-- so a:cat{b, dim = 1} is a:cat(b, {dim = 1})); allowed: the option names
 local function tensor_args(what, allowed, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
+  if #opts > 0 then
+    local rest = {}
+    for k, v in pairs(opts) do
+      if math.type(k) == "integer" and k >= 1 and k <= #opts then args[n + k] = v else rest[k] = v end
+    end
+    n, opts = n + #opts, rest
+  end
   shared.check_options(what, opts, allowed)
   local list = args
   if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then

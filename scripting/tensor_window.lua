@@ -310,7 +310,11 @@ local function split_cumalu(self, axis, op)
 end
 
 function Tensor:cumsum(axis) return split_cumalu(self, axis or 0, "ADD") end
-function Tensor:cumprod(axis) return split_cumalu(self, axis or 0, "MUL") end
+-- tinygrad's cumprod has no default axis
+function Tensor:cumprod(axis)
+  if axis == nil then fail("cumprod: an axis is needed") end
+  return split_cumalu(self, axis, "MUL")
+end
 function Tensor:cummax(axis) return split_cumalu(self, axis or 0, "MAX") end
 
 -- log(cumsum(exp(x))) along axis (default 0), computed stably: each

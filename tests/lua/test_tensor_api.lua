@@ -679,3 +679,49 @@ T.test("options tables: an axis, a rounding mode or eye's m given by name is use
     {"div: unknown option 'rounding'", function() return x:div(y, {rounding = "floor"}) end},
   } do T.raises(c[1], c[2]) end
 end)
+
+T.test("tinygrad's parameter names: leading arguments by name or in a lone options table's list part", function()
+  local rows = {{1.5, -2, 3.25}, {-4.5, 5, -0.5}}
+  local x = Tensor(rows, "float32")
+  both(x:cumsum{axis = 1}, "float32", {{1.5, -0.5, 2.75}, {-4.5, 0.5, 0.0}}, 0, "cumsum{axis = 1}")
+  both(x:cummax{axis = 1}, "float32", {{1.5, 1.5, 3.25}, {-4.5, 5.0, 5.0}}, 0, "cummax{axis = 1}")
+  both(x:cumprod{axis = 1}, "float32", {{1.5, -3.0, -9.75}, {-4.5, -22.5, 11.25}}, 0, "cumprod{axis = 1}")
+  both(x:clamp{min_ = 0}, "float32", {{1.5, 0.0, 3.25}, {0.0, 5.0, 0.0}}, 0, "clamp{min_ = 0}")
+  both(x:clamp{max_ = 1}, "float32", {{1.0, -2.0, 1.0}, {-4.5, 1.0, -0.5}}, 0, "clamp{max_ = 1}")
+  both(x:clip{min_ = 0, max_ = 1}, "float32", {{1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}}, 0, "clip{min_, max_}")
+  both(x:leaky_relu{neg_slope = 0.25}, "float32", {{1.5, -0.5, 3.25}, {-1.125, 5.0, -0.125}}, 0, "leaky_relu{neg_slope}")
+  both(x:transpose{dim0 = 0, dim1 = 1}, "float32", {{1.5, -4.5}, {-2.0, 5.0}, {3.25, -0.5}}, 0, "transpose{dim0, dim1}")
+  both(x:reshape(1, 2, 3):flatten{start_dim = 1}, "float32", {{1.5, -2.0, 3.25, -4.5, 5.0, -0.5}}, 0, "flatten{start_dim}")
+  T.eq(table.concat(x:reshape(1, 2, 1, 3):squeeze{dim = 2}:shape(), ","), "1,2,3", "squeeze{dim = 2}")
+  T.eq(table.concat(x:unsqueeze{dim = 1}:shape(), ","), "2,1,3", "unsqueeze{dim = 1}")
+  both(x:gather{dim = 1, index = Tensor{{0, 0}, {1, 0}}}, "float32", {{1.5, 1.5}, {5.0, -4.5}}, 0, "gather{dim, index}")
+  both(x:masked_fill{mask = x:gt(0), value = 0.5}, "float32", {{0.5, -2.0, 0.5}, {-4.5, 0.5, -0.5}}, 0, "masked_fill{mask, value}")
+  both(x:pad{{{1, 1}, nil}, value = 3}, "float32",
+       {{3.0, 3.0, 3.0}, {1.5, -2.0, 3.25}, {-4.5, 5.0, -0.5}, {3.0, 3.0, 3.0}}, 0, "pad{{...}, value = 3}")
+  both(x:pad{padding = {1, 1}, mode = "reflect"}, "float32",
+       {{-2.0, 1.5, -2.0, 3.25, -2.0}, {5.0, -4.5, 5.0, -0.5, 5.0}}, 0, "pad{padding, mode}")
+  local img = Tensor({{{{1, 2}, {3, 4}}}}, "float32")
+  both(img:conv2d{weight = Tensor({{{{2}}}}, "float32"), padding = 1}, "float32",
+       {{{{0.0, 0.0, 0.0, 0.0}, {0.0, 2.0, 4.0, 0.0}, {0.0, 6.0, 8.0, 0.0}, {0.0, 0.0, 0.0, 0.0}}}}, 0, "conv2d{weight, padding}")
+  both(img:conv2d(Tensor({{{{2}}}}, "float32"), Tensor({1}, "float32")), "float32",
+       {{{{3.0, 5.0}, {7.0, 9.0}}}}, 0, "conv2d(w, bias) by position")
+  both(x:cast{dtype = "int32"}, "int32", {{1, -2, 3}, {-4, 5, 0}}, 0, "cast{dtype}")
+  both(x:matmul{x = x:transpose(), dtype = "float64"}, "float64", {{16.8125, -18.375}, {-18.375, 45.5}}, 0, "matmul{x, dtype}")
+  both(x:gt(0):where{x = 1, y = -1}, "int32", {{1, -1, 1}, {-1, 1, -1}}, 0, "where{x, y}")
+  both(x:lerp{end_ = x * 3, weight = 0.5}, "float32", map(rows, function(v) return 2 * v end), 0, "lerp{end_, weight}")
+  both(Tensor.arange{start = 1, stop = 4}, "int32", {1, 2, 3}, 0, "arange{start, stop}")
+  both(Tensor.linspace{start = 0, stop = 1, steps = 3}, "float32", {0.0, 0.5, 1.0}, 0, "linspace{start, stop, steps}")
+  both(Tensor.full{shape = {2}, fill_value = 4}, "int32", {4, 4}, 0, "full{shape, fill_value}")
+  both(x:cat{x, dim = 1}, "float32", {{1.5, -2.0, 3.25, 1.5, -2.0, 3.25}, {-4.5, 5.0, -0.5, -4.5, 5.0, -0.5}}, 0, "cat{x, dim = 1}")
+  both(Tensor.stack{x:sum(1), x:max(1), dim = 1}, "float32", {{2.75, 3.25}, {0.0, 5.0}}, 0, "stack{a, b, dim = 1}")
+  for _, c in ipairs{
+    {"matmul: unknown option 'foo'", function() return x:matmul(x:transpose(), {foo = 1}) end},
+    {"conv2d: unknown option 'strides'", function() return img:conv2d(Tensor({{{{2}}}}, "float32"), {strides = 2}) end},
+    {"cumprod: an axis is needed", function() return x:cumprod() end},
+    {"cumsum: unknown option 'dim'", function() return x:cumsum{axis = 1, dim = 0} end},
+    {"cumsum: axis given twice", function() return x:cumsum(1, {axis = 0}) end},
+    {"transpose: takes at most 2 arguments, got 3", function() return x:transpose(0, 1, 2) end},
+    {"lerp: unknown option 'end'", function() return x:lerp{["end"] = x, weight = 0.5} end},
+    {"cat: unknown option 'axis'", function() return x:cat{x, axis = 1} end},
+  } do T.raises(c[1], c[2]) end
+end)

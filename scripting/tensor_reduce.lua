@@ -203,6 +203,7 @@ function Tensor:dot(w, opts)
 end
 
 function Tensor:matmul(x, opts)
-  if opts and opts.reverse then return x:dot(self, opts) end
-  return self:dot(x, opts)
+  local dot_opts = {dtype = opts and opts.dtype}
+  if opts and opts.reverse then return x:dot(self, dot_opts) end
+  return self:dot(x, dot_opts)
 end

@@ -20,7 +20,7 @@ ScalarVal scalar_from_float(const DType *dt, double f) {
     ScalarVal v = {0, 0};
     if (dt_is_float(dt)) v.f = round_float(dt, f);
     else if (dt_is_bool(dt)) v.i = f != 0;
-    /* truncation, saturating at the dtype's limits, NaN to 0 */
+    /* truncation, as x86-64 converts (dt_float_to_int) */
     else v.i = dt_float_to_int(dt, f);
     return v;
 }

@@ -353,19 +353,16 @@ const char *dt_str(const DType *d, char *buf, size_t n) {
 
 int64_t dt_float_to_int(const DType *d, double f) {
     if (d->sk == SK_BOOL) return f != 0;
-    if (isnan(f)) return 0;
-    f = trunc(f);
     int bits = d->sk == SK_INDEX ? 64 : dt_bitsize(d);
-    if (dt_is_unsigned(d)) {
-        if (f <= 0) return 0;
-        double limit = ldexp(1.0, bits);   /* 2^bits: the first value out of range */
-        if (f >= limit) return bits >= 64 ? (int64_t)UINT64_MAX : (int64_t)((UINT64_C(1) << bits) - 1);
+    if (dt_is_unsigned(d) && bits >= 32) {
+        /* one unsigned conversion; out of its range, all ones */
+        if (!(f > -1.0 && f < ldexp(1.0, bits))) return bits >= 64 ? (int64_t)UINT64_MAX : (int64_t)UINT32_MAX;
         return (int64_t)(uint64_t)f;
     }
-    double limit = ldexp(1.0, bits - 1);  /* 2^(bits-1) */
-    if (f >= limit) return bits >= 64 ? INT64_MAX : (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
-    if (f <= -limit) return bits >= 64 ? INT64_MIN : -(int64_t)(UINT64_C(1) << (bits - 1));
-    return (int64_t)f;
+    if (bits >= 64) return f >= -0x1p63 && f < 0x1p63 ? (int64_t)f : INT64_MIN;
+    /* narrower dtypes convert to int32 first, then wrap */
+    int32_t v = f > -0x1p31 - 1.0 && f < 0x1p31 ? (int32_t)f : INT32_MIN;
+    return dt_wrap_int(d, v);
 }
 
 int dt_shift_amount(const DType *d, uint64_t b) {

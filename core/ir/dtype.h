@@ -71,9 +71,13 @@ int64_t dt_max_int(const DType *d);   /* uint64 max is clamped to INT64_MAX */
 int64_t dt_wrap_int(const DType *d, int64_t v);
 /* Numeric semantics shared by the JIT, the reference, the interpreters and
  * constant folding (docs/ARCHITECTURE.md, "Numeric semantics"):
- * a float converted to the integer dtype d truncates toward zero and
- * saturates at d's limits; NaN gives 0 (LLVM's fptosi.sat / fptoui.sat).
- * A uint64 result from 2^63 is returned as its two's-complement int64. */
+ * a float converted to the integer dtype d truncates toward zero, as x86-64
+ * converts (what tinygrad's kernels compute there): int8/16/32 and
+ * uint8/16 through int32, wrapped to d's width, NaN and values out of
+ * int32's range giving 0x80000000 (so 0 for the narrower ones); int64 and
+ * index NaN or out of range INT64_MIN; uint32/64 NaN or out of range all
+ * ones.  A uint64 result from 2^63 is returned as its two's-complement
+ * int64. */
 int64_t dt_float_to_int(const DType *d, double f);
 /* The shift amount b of a SHL or SHR in dtype d, taken modulo d's bit width
  * (as x86 masks it): an int32 shifted by 33 shifts by 1. */

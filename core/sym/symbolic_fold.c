@@ -330,7 +330,7 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
     int64_t v;
     if (a->kind == ARG_INT || a->kind == ARG_BOOL) v = a->kind == ARG_INT ? a->v.i : a->v.b;
     else if (a->kind == ARG_FLOAT) {
-        v = dt_float_to_int(to, a->v.f);   /* saturating, NaN to 0 */
+        v = dt_float_to_int(to, a->v.f);   /* as x86-64 converts */
     } else return NULL;
     return uop_const_int(CTX, to, wrap_to(to, v));
 }

@@ -313,21 +313,36 @@ end)
 
 -- ---------------------------------------------------------------- float to int, shifts
 -- defined where LLVM's plain fptosi and over-wide shifts are poison: a float
--- to an integer truncates and saturates at the dtype's limits, NaN gives 0
--- (llvm.fptosi.sat / fptoui.sat); a shift amount is taken modulo the bit width
-T.test("float to int saturates and NaN gives 0: JIT, reference and interpreters agree", function()
-  local f = Tensor({nan, 1 / 0, -1 / 0, 3e9, -3e9, 2.7, -2.7, 1e20}, "float32")
-  local imax, imin = 2147483647, -2147483648
-  check_everywhere(f:cast("int32"), {0, imax, imin, imax, imin, 2, -2, imax}, "float32 -> int32")
-  check_everywhere(f:cast("int64"), {0, math.maxinteger, math.mininteger, 3000000000, -3000000000, 2, -2, math.maxinteger},
-    "float32 -> int64")
-  check_everywhere(f:cast("uint32"), {0, 4294967295, 0, 3000000000, 0, 2, 0, 4294967295}, "float32 -> uint32")
-  -- uint64's largest value prints as -1 in a Lua integer
-  check_everywhere(f:cast("uint64"), {0, -1, 0, 3000000000, 0, 2, 0, -1}, "float32 -> uint64")
+-- to an integer converts as x86-64 does (dt_float_to_int); a shift amount is
+-- taken modulo the bit width
+T.test("float to int converts as tinygrad's x86-64 kernels do: JIT, reference, interpreters and folding agree", function()
+  local f = Tensor({nan, 1 / 0, -1 / 0, 3e9, -3e9, 2.7, -2.7, 1e20, 150.0, -150.0, -1.5, 255.9, -0.5}, "float32")
+  -- tinygrad v0.12.0, CPU=1 CPU_LLVM=1 on x86-64: scripts/capture_float_to_int.py
+  -- (uint64's largest value is -1 in a Lua integer)
+  local imin, lmin = -2147483648, math.mininteger
+  local want = {
+    int8 = {0, 0, 0, 0, 0, 2, -2, 0, -106, 106, -1, -1, 0},
+    uint8 = {0, 0, 0, 0, 0, 2, 254, 0, 150, 106, 255, 255, 0},
+    int16 = {0, 0, 0, 0, 0, 2, -2, 0, 150, -150, -1, 255, 0},
+    uint16 = {0, 0, 0, 0, 0, 2, 65534, 0, 150, 65386, 65535, 255, 0},
+    int32 = {imin, imin, imin, imin, imin, 2, -2, imin, 150, -150, -1, 255, 0},
+    uint32 = {4294967295, 4294967295, 4294967295, 3000000000, 4294967295, 2, 4294967295, 4294967295, 150, 4294967295,
+              4294967295, 255, 0},
+    int64 = {lmin, lmin, lmin, 3000000000, -3000000000, 2, -2, lmin, 150, -150, -1, 255, 0},
+    uint64 = {-1, -1, -1, 3000000000, -1, 2, -1, -1, 150, -1, -1, 255, 0},
+  }
+  for _, name in ipairs{"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"} do
+    check_everywhere(f:cast(name), want[name], "float32 -> " .. name)
+  end
+  -- a UOp cast straight to uint8 converts through int32 too (Tensor.cast
+  -- goes through int32 itself)
+  check_everywhere(Tensor(f.uop:cast(d.uint8)), want.uint8, "float32 -> uint8, one CAST")
   -- a constant folds the same way
-  T.eq(uop.simplify(uop.const(d.float32, nan):cast(d.int32)):arg(), 0)
-  T.eq(uop.simplify(uop.const(d.float32, 1e20):cast(d.int32)):arg(), imax)
-  T.eq(uop.simplify(uop.const(d.float64, -1e300):cast(d.int16)):arg(), -32768)
+  T.eq(uop.simplify(uop.const(d.float32, nan):cast(d.int32)):arg(), imin)
+  T.eq(uop.simplify(uop.const(d.float32, 1e20):cast(d.int32)):arg(), imin)
+  T.eq(uop.simplify(uop.const(d.float64, -1e300):cast(d.int16)):arg(), 0)
+  T.eq(uop.simplify(uop.const(d.float32, 150.0):cast(d.int8)):arg(), -106)
+  T.eq(uop.simplify(uop.const(d.float32, -1.0):cast(d.uint32)):arg(), 4294967295)
 end)
 
 T.test("shift amounts are taken modulo the bit width: JIT, reference and interpreters agree", function()

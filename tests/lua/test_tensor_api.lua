@@ -707,6 +707,8 @@ T.test("tinygrad's parameter names: leading arguments by name or in a lone optio
        {{{{3.0, 5.0}, {7.0, 9.0}}}}, 0, "conv2d(w, bias) by position")
   both(x:cast{dtype = "int32"}, "int32", {{1, -2, 3}, {-4, 5, 0}}, 0, "cast{dtype}")
   both(x:matmul{x = x:transpose(), dtype = "float64"}, "float64", {{16.8125, -18.375}, {-18.375, 45.5}}, 0, "matmul{x, dtype}")
+  both(x:transpose():matmul(x, {reverse = true}), "float32", {{16.8125, -18.375}, {-18.375, 45.5}}, 0, "matmul(x, {reverse})")
+  both(x:dot{w = x:transpose(), dtype = "float64"}, "float64", {{16.8125, -18.375}, {-18.375, 45.5}}, 0, "dot{w, dtype}")
   both(x:gt(0):where{x = 1, y = -1}, "int32", {{1, -1, 1}, {-1, 1, -1}}, 0, "where{x, y}")
   both(x:lerp{end_ = x * 3, weight = 0.5}, "float32", map(rows, function(v) return 2 * v end), 0, "lerp{end_, weight}")
   both(Tensor.arange{start = 1, stop = 4}, "int32", {1, 2, 3}, 0, "arange{start, stop}")

@@ -35,7 +35,7 @@
 --       t:slice{{0, 2}, {1, 3}}   t:slice{1}   t:slice{false, {nil, nil, -1}}
 --       t:slice{Tensor{2, 0}}     t:slice{1, Tensor{{0, 1}}}
 --   * t[i] with a Tensor i is t:slice{i}; keys other than method names and
---     Tensors are errors
+--     Tensors are errors, and so is t[k] = v (tinygrad's setitem)
 --   * comparisons are methods (Lua's < and == must return booleans):
 --     t:lt(x) t:gt(x) t:le(x) t:ge(x) t:eq(x) t:ne(x); a == b is identity
 --   * operators: + - * / // % ^ (pow), unary -, & | ~ (xor), ~t, << >>
@@ -141,6 +141,15 @@ function Tensor.__index(self, key)
     return self:slice{key}
   end
   fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), show(key))
+end
+
+-- t[k] = v: tinygrad's setitem writes into a realized buffer (assign),
+-- which this front end does not have; an error, never a silent new field
+-- (that would also shadow the method or index of that name)
+function Tensor.__newindex(_, key)
+  local target = type(key) == "string" and "t." .. show(key) or "t[" .. show(key) .. "]"
+  fail("Tensor: %s = v is not supported (a Tensor is immutable here); build the new one with "
+    .. "masked_fill, where or pad", target)
 end
 
 -- ---------------------------------------------------------------- shapes

@@ -100,6 +100,16 @@ T.test("x[t] with a Tensor key is x:slice{t}; string keys stay methods; other ke
   T.raises("Tensor index: the key must be a method name or a Tensor, got boolean", function() return x[true] end)
 end)
 
+T.test("t[k] = v is an error, and leaves the tensor as it was", function()
+  local x = Tensor{5, 6, 7}
+  T.raises("Tensor: t[Tensor(1,) int32] = v is not supported", function() x[Tensor{0}] = 1 end)
+  T.raises("Tensor: t[1] = v is not supported", function() x[1] = 1 end)
+  T.raises("Tensor: t.sum = v is not supported", function() x.sum = 1 end)
+  both(x, {5, 6, 7})
+  T.eq(rawget(x, 1), nil)
+  both(x:sum(), 18)
+end)
+
 T.test("several tensor indices broadcast together; ints and ranges on other axes", function()
   local x = m34()
   local a, b = {2, 0, 1}, {1, 2, 3}

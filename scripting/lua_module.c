@@ -28,6 +28,8 @@
     X(tensor_index)       \
     X(tensor_join)        \
     X(tensor_einsum)      \
+    X(tensor_math)        \
+    X(tensor_nn)          \
     X(tensor_realize)     \
     X(tensor_names)       \
     X(tensor_errors)

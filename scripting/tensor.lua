@@ -64,6 +64,10 @@
 --                           masked_fill, tril, triu
 --   tensor_join.lua         cat, stack, split, chunk, meshgrid
 --   tensor_einsum.lua       einsum
+--   tensor_math.lua         asin, acos, atan, sinh, cosh and inverses,
+--                           celu, selu, mish, hardswish..., isfinite, isclose
+--   tensor_nn.lua           layernorm, batchnorm, linear, the losses,
+--                           scaled_dot_product_attention, dropout
 --   tensor_realize.lua      realize, tolist, item, tostring
 --   tensor_names.lua        tinygrad's parameter names for the functions
 --                           written with positional ones: x:cumsum{axis=1}

@@ -216,3 +216,64 @@ function Tensor.rand(...)
   if not opts.seed then rng_state = state + n * 0x9E3779B97F4A7C15 end
   return reshape_raw(b, shape):cast(dt)
 end
+
+-- the distributions tinygrad builds on rand, from the same generator:
+
+-- Tensor.rand with x's shape ({dtype =} defaults to x's dtype)
+function Tensor:rand_like(opts)
+  check_options("rand_like", opts, DTYPE_ONLY)
+  return Tensor.rand(self._shape, {dtype = opts and opts.dtype or self._dtype})
+end
+
+-- standard normal values by Box-Muller from two uniform draws (a rand of
+-- x stacked with itself): cos(2 pi u0) sqrt(-2 log(1 - u1))
+function Tensor:randn_like(opts)
+  check_options("randn_like", opts, DTYPE_ONLY)
+  local src = Tensor.rand(concat({2}, self._shape), {dtype = F32})
+  local radius = src:slice{1}:sub(1, true):log():mul(-2):sqrt()
+  return src:slice{0}:mul(2 * math.pi):cos():mul(radius):cast(opts and opts.dtype or self._dtype)
+end
+
+-- Tensor.randn(shape... [, {dtype =}])
+function Tensor.randn(...)
+  local shape, opts = new_shape_args("randn", ...)
+  check_options("randn", opts, DTYPE_ONLY)
+  return Tensor.empty(shape):randn_like{dtype = opts.dtype}
+end
+
+-- Tensor.normal(shape... [, {mean =, std =}]): std * randn + mean
+function Tensor.normal(...)
+  local shape, opts = new_shape_args("normal", ...)
+  check_options("normal", opts, {mean = true, std = true, dtype = true})
+  return Tensor.randn(shape, {dtype = opts.dtype}):mul(opts.std or 1.0, true):add(opts.mean or 0.0)
+end
+
+-- Tensor.uniform(shape... [, {low =, high =, dtype =}]): values in [low, high)
+function Tensor.uniform(...)
+  local shape, opts = new_shape_args("uniform", ...)
+  check_options("uniform", opts, {low = true, high = true, dtype = true})
+  local low, high = opts.low or 0.0, opts.high or 1.0
+  shared.check_number("uniform", "low", low)
+  shared.check_number("uniform", "high", high)
+  return Tensor.rand(shape):mul(high - low, true):cast(opts.dtype and to_dtype(opts.dtype) or F32):add(low)
+end
+
+-- Tensor.randint(shape... [, {low = 0, high = 10, dtype = "int32"}]): integers in [low, high)
+function Tensor.randint(...)
+  local shape, opts = new_shape_args("randint", ...)
+  check_options("randint", opts, {low = true, high = true, dtype = true})
+  local low, high = opts.low or 0, opts.high or 10
+  if math.type(low) ~= "integer" or math.type(high) ~= "integer" then
+    fail("randint: low = %s and high = %s must be integers", tostring(low), tostring(high))
+  end
+  local dt = to_dtype(opts.dtype or I32)
+  if not shared.is_int(dt) then fail("randint: dtype must be an integer dtype, got %s", info(dt).name) end
+  return Tensor.uniform(shape, {low = low, high = high, dtype = dt})
+end
+
+-- Tensor.scaled_uniform(shape...): uniform in [-1, 1) scaled by 1/sqrt(numel)
+function Tensor.scaled_uniform(...)
+  local shape, opts = new_shape_args("scaled_uniform", ...)
+  check_options("scaled_uniform", opts, DTYPE_ONLY)
+  return Tensor.uniform(shape, {low = -1.0, high = 1.0, dtype = opts.dtype}):mul(prod(shape) ^ -0.5)
+end

@@ -727,3 +727,174 @@ T.test("tinygrad's parameter names: leading arguments by name or in a lone optio
     {"cat: unknown option 'axis'", function() return x:cat{x, axis = 1} end},
   } do T.raises(c[1], c[2]) end
 end)
+
+-- ---- tensor_math.lua and tensor_nn.lua: values from the math in plain Lua ----
+
+local function sigmoid(v) return 1 / (1 + math.exp(-v)) end
+local function softplus(v) return math.log(1 + math.exp(v)) end
+
+T.test("inverse trigonometric and hyperbolic functions, and the activations built like tinygrad's", function()
+  local xs = {-0.9, -0.5, 0.0, 0.3, 0.99}
+  local x = Tensor(xs, "float32")
+  local fs = {}
+  for i, v in ipairs(xs) do fs[i] = f32(v) end
+  local function each(f) local r = {} for i, v in ipairs(fs) do r[i] = f(v) end return r end
+  -- asin's polynomial is within 2e-8 of the function (Abramowitz and Stegun 4.4.46)
+  both(x:asin(), "float32", each(math.asin), 1e-6, "asin")
+  both(x:acos(), "float32", each(math.acos), 1e-6, "acos")
+  both(x:atan(), "float32", each(math.atan), 1e-6, "atan")
+  both(x:sinh(), "float32", each(function(v) return (math.exp(v) - math.exp(-v)) / 2 end), 1e-6, "sinh")
+  both(x:cosh(), "float32", each(function(v) return (math.exp(v) + math.exp(-v)) / 2 end), 1e-6, "cosh")
+  both(x:asinh(), "float32", each(function(v) return math.log(v + math.sqrt(v * v + 1)) end), 1e-6, "asinh")
+  both(x:atanh(), "float32", each(function(v) return math.log((1 + v) / (1 - v)) / 2 end), 1e-6, "atanh")
+  both(Tensor({1.5, 2, 3}, "float32"):acosh(), "float32", {0.9624236501192069, 1.3169578969248166, 1.7627471740390859}, 1e-6, "acosh")
+  both(x:celu{alpha = 2}, "float32", each(function(v) return math.max(v, 0) + math.min(2 * (math.exp(v / 2) - 1), 0) end), 1e-6, "celu")
+  both(x:selu(), "float32", each(function(v) return 1.0507 * (v >= 0 and v or 1.67326 * (math.exp(v) - 1)) end), 1e-6, "selu")
+  both(x:mish(), "float32", each(function(v) local e = math.exp(2 * softplus(v)) return v * (e - 1) / (e + 1) end), 1e-6, "mish")
+  both(x:logsigmoid(), "float32", each(function(v) return math.log(sigmoid(v)) end), 1e-6, "logsigmoid")
+  both(x:softsign(), "float32", each(function(v) return v / (1 + math.abs(v)) end), 1e-6, "softsign")
+  both(x:hardsigmoid(), "float32", each(function(v) return math.max(0, math.min(1, v / 6 + 0.5)) end), 1e-6, "hardsigmoid")
+  both(x:hardswish(), "float32", each(function(v) return v * math.max(0, math.min(6, v + 3)) / 6 end), 1e-6, "hardswish")
+  T.raises("celu: unknown option 'beta'", function() return x:celu{beta = 1} end)
+end)
+
+T.test("isfinite and isclose: infinities, NaN and tolerances as tinygrad's", function()
+  local a = Tensor({1, nan, inf, -inf, 2, 1e-9}, "float32")
+  local b = Tensor({1.000001, nan, inf, inf, 3, 0}, "float32")
+  both(a:isfinite(), "bool", {true, false, false, false, true, true}, nil, "isfinite")
+  -- |a - b| <= 1e-8 + 1e-5 |b| for finite pairs; equal infinities; NaN only with equal_nan
+  both(a:isclose(b), "bool", {true, false, true, false, false, true}, nil, "isclose")
+  both(a:isclose(b, {equal_nan = true}), "bool", {true, true, true, false, false, true}, nil, "isclose equal_nan")
+  both(a:isclose(b, {atol = 1}), "bool", {true, false, true, false, true, true}, nil, "isclose atol = 1")
+  T.raises("isclose: other must be a Tensor, got number", function() return a:isclose(1) end)
+end)
+
+T.test("layernorm, batchnorm, linear, var_mean: as the formulas give them", function()
+  local rows = {{1, 2, 3}, {4, 6, 8}}
+  local a = Tensor(rows, "float32")
+  local function layer(r)
+    local m = (r[1] + r[2] + r[3]) / 3
+    local v = ((r[1] - m) ^ 2 + (r[2] - m) ^ 2 + (r[3] - m) ^ 2) / 3
+    local out = {}
+    for i = 1, 3 do out[i] = (r[i] - m) / math.sqrt(v + 1e-5) end
+    return out
+  end
+  both(a:layernorm(), "float32", {layer(rows[1]), layer(rows[2])}, 1e-6, "layernorm")
+  both(a:linear(Tensor({{1, 0}, {0, 1}, {1, 1}}, "float32"), Tensor({10, 20}, "float32")), "float32", {{14, 25}, {22, 34}}, 0, "linear")
+  both(a:linear(Tensor({2, 0, 1}, "float32")), "float32", {{2, 0, 3}, {8, 0, 8}}, 0, "linear, 1-D weight")
+  both(a:batchnorm(nil, nil, Tensor({1, 2}, "float32"), Tensor({1, 0.5}, "float32"), {axis = 0}), "float32",
+       {{0, 1, 2}, {1, 2, 3}}, 0, "batchnorm over axis 0")
+  both(a:batchnorm(Tensor({1, 2, 3}, "float32"), Tensor({1, 1, 1}, "float32"), Tensor({1, 1, 1}, "float32"),
+       Tensor({2, 2, 2}, "float32"), {axis = 1}), "float32", {{1, 5, 13}, {7, 21, 43}}, 0, "batchnorm with weight and bias")
+  local v, m = a:var_mean(1)
+  both(v, "float32", {1, 4}, 0, "var_mean: var")
+  both(m, "float32", {2, 6}, 0, "var_mean: mean")
+  local s, m0 = a:std_mean{axis = 0, correction = 0}
+  both(s, "float32", {1.5, 2, 2.5}, 1e-6, "std_mean{axis = 0, correction = 0}: std")
+  both(m0, "float32", {2.5, 4, 5.5}, 0, "std_mean: mean")
+end)
+
+T.test("losses: cross_entropy, nll_loss, binary_crossentropy (and from logits), sparse_categorical_crossentropy", function()
+  local rows = {{1, 2, 3}, {4, 6, 8}}
+  local a = Tensor(rows, "float32")
+  local function lse(r) local m = math.max(r[1], r[2], r[3]) return m + math.log(math.exp(r[1] - m) + math.exp(r[2] - m) + math.exp(r[3] - m)) end
+  local targets = {2, 0}
+  local per = {}
+  for i = 1, 2 do per[i] = lse(rows[i]) - rows[i][targets[i] + 1] end
+  both(a:cross_entropy(Tensor(targets)), "float32", (per[1] + per[2]) / 2, 1e-6, "cross_entropy")
+  -- label smoothing 0.1: 0.9 of the target's loss plus 0.1 of the mean over the classes
+  local smooth = {}
+  for i = 1, 2 do
+    local l = lse(rows[i])
+    smooth[i] = 0.9 * per[i] + 0.1 * ((l - rows[i][1]) + (l - rows[i][2]) + (l - rows[i][3])) / 3
+  end
+  both(a:cross_entropy(Tensor(targets), {label_smoothing = 0.1, reduction = "none"}), "float32", smooth, 1e-6, "cross_entropy smoothed")
+  both(a:cross_entropy(Tensor(targets), {reduction = "sum"}), "float32", per[1] + per[2], 1e-6, "cross_entropy sum")
+  both(a:sparse_categorical_crossentropy(Tensor(targets)), "float32", (per[1] + per[2]) / 2, 1e-6, "sparse_categorical_crossentropy")
+  both(a:sparse_categorical_crossentropy(Tensor(targets), {ignore_index = 0}), "float32", per[1], 1e-6,
+       "sparse_categorical_crossentropy, class 0 ignored")
+  both(a:log_softmax():nll_loss(Tensor(targets)), "float32", (per[1] + per[2]) / 2, 1e-6, "nll_loss")
+  both(a:log_softmax():nll_loss(Tensor(targets), {weight = Tensor({1, 1, 3}, "float32")}), "float32",
+       (3 * per[1] + per[2]) / 4, 1e-6, "nll_loss weighted")
+  local ys = {{1, 0, 1}, {0, 1, 0}}
+  local bce, bcel = 0, 0
+  for i = 1, 2 do for j = 1, 3 do
+    local p, y = sigmoid(rows[i][j]), ys[i][j]
+    bce = bce - (y * math.log(p) + (1 - y) * math.log(1 - p))
+    bcel = bcel - (y * math.log(sigmoid(rows[i][j])) + (1 - y) * math.log(sigmoid(-rows[i][j])))
+  end end
+  both(a:sigmoid():binary_crossentropy(Tensor(ys, "float32")), "float32", bce / 6, 1e-5, "binary_crossentropy")
+  both(a:binary_crossentropy_logits(Tensor(ys, "float32")), "float32", bcel / 6, 1e-6, "binary_crossentropy_logits")
+  T.raises("cross_entropy: reduction must be one of mean, sum or none, got avg",
+    function() return a:cross_entropy(Tensor(targets), {reduction = "avg"}) end)
+  T.raises("cross_entropy: shape mismatch: input (2, 3), target (3,)", function() return a:cross_entropy(Tensor{1, 2, 0}) end)
+end)
+
+T.test("scaled_dot_product_attention (plain, causal, bool mask) and dropout", function()
+  local qs = {{1, 0}, {0, 1}, {1, 1}}
+  local q = Tensor({qs}, "float32")
+  local function attend(mask)
+    local out = {}
+    for i = 1, 3 do
+      local w, total = {}, 0
+      for j = 1, 3 do
+        w[j] = mask(i, j) and math.exp((qs[i][1] * qs[j][1] + qs[i][2] * qs[j][2]) / math.sqrt(2)) or 0
+        total = total + w[j]
+      end
+      out[i] = {0, 0}
+      for j = 1, 3 do for k = 1, 2 do out[i][k] = out[i][k] + w[j] / total * qs[j][k] end end
+    end
+    return {out}
+  end
+  both(q:scaled_dot_product_attention(q, q), "float32", attend(function() return true end), 1e-6, "attention")
+  both(q:scaled_dot_product_attention(q, q, {is_causal = true}), "float32", attend(function(i, j) return j <= i end), 1e-6, "causal")
+  local keep = Tensor({{true, false, true}, {true, true, false}, {false, true, true}})
+  both(q:scaled_dot_product_attention(q, q, keep), "float32",
+       attend(function(i, j) return ({{true, false, true}, {true, true, false}, {false, true, true}})[i][j] end), 1e-6, "bool mask")
+  T.raises("scaled_dot_product_attention: cannot set attn_mask when is_causal is true",
+    function() return q:scaled_dot_product_attention(q, q, keep, {is_causal = true}) end)
+  -- dropout does nothing unless Tensor.training
+  T.ok(q:dropout() == q, "dropout outside training is the tensor itself")
+  Tensor.training = true
+  local ok, dropped = pcall(function() return Tensor.ones(1000):dropout(0.25):tolist() end)
+  Tensor.training = false
+  T.ok(ok, tostring(dropped))
+  local zeros, kept = 0, 0
+  for _, v in ipairs(dropped) do if v == 0 then zeros = zeros + 1 elseif math.abs(v - 4 / 3) < 1e-6 then kept = kept + 1 end end
+  T.eq(zeros + kept, 1000, "each element dropped or scaled by 1 / (1 - p)")
+  T.ok(zeros > 180 and zeros < 320, "about a quarter dropped: " .. zeros)
+end)
+
+T.test("randn, normal, uniform, randint, scaled_uniform, rand_like, randn_like: ranges, dtypes and moments", function()
+  Tensor.manual_seed(7)
+  local function moments(t)
+    local v, s, s2, lo, hi = t:tolist(), 0, 0, math.huge, -math.huge
+    for _, x in ipairs(v) do s, s2, lo, hi = s + x, s2 + x * x, math.min(lo, x), math.max(hi, x) end
+    local m = s / #v
+    return m, s2 / #v - m * m, lo, hi
+  end
+  local m, var = moments(Tensor.randn(20000))
+  T.ok(math.abs(m) < 0.03 and math.abs(var - 1) < 0.05, string.format("randn: mean %g, variance %g", m, var))
+  m, var = moments(Tensor.normal(20000, {mean = 10, std = 0.5}))
+  T.ok(math.abs(m - 10) < 0.02 and math.abs(var - 0.25) < 0.02, string.format("normal: mean %g, variance %g", m, var))
+  local lo, hi
+  m, var, lo, hi = moments(Tensor.uniform(20000, {low = 2, high = 5}))
+  T.ok(lo >= 2 and hi < 5 and math.abs(m - 3.5) < 0.05 and math.abs(var - 0.75) < 0.05,
+       string.format("uniform [2, 5): min %g, max %g, mean %g, variance %g", lo, hi, m, var))
+  local r = Tensor.randint(5000, {low = -3, high = 4})
+  T.eq(tostring(r:dtype()), "int32")
+  local seen = {}
+  for _, v in ipairs(r:tolist()) do
+    T.ok(math.type(v) == "integer" and v >= -3 and v < 4, "randint value " .. tostring(v))
+    seen[v] = true
+  end
+  for v = -3, 3 do T.ok(seen[v], "randint drew " .. v) end
+  m, var, lo, hi = moments(Tensor.scaled_uniform(100, 100):flatten())
+  T.ok(lo >= -0.01 and hi < 0.01 and math.abs(m) < 0.001, string.format("scaled_uniform: [%g, %g]", lo, hi))
+  T.eq(tostring(Tensor.ones(2, 3, {dtype = "float16"}):rand_like():dtype()), "float16")
+  T.eq(table.concat(Tensor.ones(2, 3):randn_like{dtype = "float64"}:shape(), ","), "2,3")
+  T.eq(tostring(Tensor.ones(2, 3):randn_like{dtype = "float64"}:dtype()), "float64")
+  T.raises("randint: low = 0.5 and high = 10 must be integers", function() return Tensor.randint(3, {low = 0.5}) end)
+  T.raises("randint: dtype must be an integer dtype, got float32", function() return Tensor.randint(3, {dtype = "float32"}) end)
+  T.raises("normal: unknown option 'sigma'", function() return Tensor.normal(3, {sigma = 1}) end)
+end)

@@ -30,6 +30,7 @@
     X(tensor_einsum)      \
     X(tensor_math)        \
     X(tensor_nn)          \
+    X(tensor_sort)        \
     X(tensor_realize)     \
     X(tensor_names)       \
     X(tensor_errors)

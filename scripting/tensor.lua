@@ -68,6 +68,7 @@
 --                           celu, selu, mish, hardswish..., isfinite, isclose
 --   tensor_nn.lua           layernorm, batchnorm, linear, the losses,
 --                           scaled_dot_product_attention, dropout
+--   tensor_sort.lua         sort, argsort, topk (a bitonic network)
 --   tensor_realize.lua      realize, tolist, item, tostring
 --   tensor_names.lua        tinygrad's parameter names for the functions
 --                           written with positional ones: x:cumsum{axis=1}

@@ -898,3 +898,51 @@ T.test("randn, normal, uniform, randint, scaled_uniform, rand_like, randn_like: 
   T.raises("randint: dtype must be an integer dtype, got float32", function() return Tensor.randint(3, {dtype = "float32"}) end)
   T.raises("normal: unknown option 'sigma'", function() return Tensor.normal(3, {sigma = 1}) end)
 end)
+
+T.test("sort, argsort, topk: values and stable indices along any axis, against a plain-Lua stable sort", function()
+  -- 3 x 6 x 5 with ties, NaN-free; each line along an axis sorted here by
+  -- (value, position), descending by (-value, position): tinygrad's order
+  local shape = {3, 6, 5}
+  local data = build(shape, function(i, j, k) return ((i * 7 + j * 5 + k * 3) % 9) - 4 end)
+  local x = Tensor(data, "int32")
+  local function get(t, idx) return t[idx[1] + 1][idx[2] + 1][idx[3] + 1] end
+  for dim = 0, 2 do
+    for _, desc in ipairs{false, true} do
+      local values = build(shape, function() return 0 end)
+      local indices = build(shape, function() return 0 end)
+      local other = {}
+      for a = 0, 2 do if a ~= dim then other[#other + 1] = a end end
+      for p = 0, shape[other[1] + 1] - 1 do for q = 0, shape[other[2] + 1] - 1 do
+        local line = {}
+        for r = 0, shape[dim + 1] - 1 do
+          local idx = {}
+          idx[other[1] + 1], idx[other[2] + 1], idx[dim + 1] = p, q, r
+          line[#line + 1] = {v = get(data, idx), pos = r}
+        end
+        table.sort(line, function(u, w)
+          if u.v ~= w.v then return (desc and u.v > w.v) or (not desc and u.v < w.v) end
+          return u.pos < w.pos
+        end)
+        for r, e in ipairs(line) do
+          local idx = {}
+          idx[other[1] + 1], idx[other[2] + 1], idx[dim + 1] = p, q, r - 1
+          values[idx[1] + 1][idx[2] + 1][idx[3] + 1] = e.v
+          indices[idx[1] + 1][idx[2] + 1][idx[3] + 1] = e.pos
+        end
+      end end
+      local what = string.format("sort(%d, descending = %s)", dim, tostring(desc))
+      local v, i = x:sort(dim, desc)
+      both(v, "int32", values, 0, what .. " values")
+      both(i, "int32", indices, 0, what .. " indices")
+      both(x:argsort{dim = dim, descending = desc}, "int32", indices, 0, "argsort, " .. what)
+    end
+  end
+  local v, i = Tensor({0.5, -1, 3, 3, 2}, "float32"):topk(3)
+  both(v, "float32", {3.0, 3.0, 2.0}, 0, "topk values")
+  both(i, "int32", {2, 3, 4}, 0, "topk indices")
+  v, i = Tensor({0.5, -1, 3, 3, 2}, "float32"):topk{k = 2, largest = false}
+  both(v, "float32", {-1.0, 0.5}, 0, "topk smallest")
+  both(i, "int32", {1, 0}, 0, "topk smallest indices")
+  T.raises("topk: k = 6 is more than axis 0's 5 elements", function() return Tensor{1, 2, 3, 4, 5}:topk(6) end)
+  T.raises("sort: a 0-d tensor has no axis to sort", function() return Tensor(1):sort() end)
+end)

@@ -211,23 +211,22 @@ local function trailing_opts(args, n)
   return {}, n
 end
 
--- f{a, b, c = v}: an options table that is the only argument may carry
--- the positional values too, in its list part.  (args, n, opts) with those
--- values moved to args[1..n] and opts a copy without them; none moved when
--- there are other arguments.
-local function split_list_part(args, total, opts, n)
-  if total ~= 1 or n ~= 0 then return args, n, opts end
-  local rest, positional, top = {}, {}, 0
+-- f(..., {a, b, c = v}): the list part of an options table continues the
+-- positional arguments args[1..n].  (args, n, opts) with those values moved
+-- to args[n+1..] and opts a copy without them (opts itself when it has no
+-- list part).
+local function split_list_part(args, n, opts)
+  local rest, top = {}, 0
   for k, v in pairs(opts) do
     if math.type(k) == "integer" and k >= 1 then
-      positional[k] = v
+      args[n + k] = v
       if k > top then top = k end
     else
       rest[k] = v
     end
   end
   if top == 0 then return args, n, opts end
-  return positional, top, rest
+  return args, n + top, rest
 end
 
 -- named arguments of what(...), tinygrad's way: positional values in the
@@ -238,7 +237,8 @@ end
 local function named_args(what, names, defaults, ...)
   local args, total = {...}, select("#", ...)
   local opts, n = trailing_opts(args, total)
-  args, n, opts = split_list_part(args, total, opts, n)
+  -- f{a, c = ...}: a lone options table holds the leading arguments too
+  if total == 1 and n == 0 then args, n, opts = split_list_part(args, n, opts) end
   if n > #names then fail("%s: takes at most %d arguments, got %d", what, #names, n) end
   local out, known = {}, {}
   for i, name in ipairs(names) do
@@ -427,6 +427,7 @@ shared.is_opts = is_opts
 shared.named_args = named_args
 shared.check_options = check_options
 shared.trailing_opts = trailing_opts
+shared.split_list_part = split_list_part
 shared.fmt_shape = fmt_shape
 shared.prod = prod
 shared.shape_eq = shape_eq

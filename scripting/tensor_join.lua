@@ -20,13 +20,7 @@ local trailing_opts = shared.trailing_opts
 local function tensor_args(what, allowed, ...)
   local args = {...}
   local opts, n = trailing_opts(args, select("#", ...))
-  if #opts > 0 then
-    local rest = {}
-    for k, v in pairs(opts) do
-      if math.type(k) == "integer" and k >= 1 and k <= #opts then args[n + k] = v else rest[k] = v end
-    end
-    n, opts = n + #opts, rest
-  end
+  args, n, opts = shared.split_list_part(args, n, opts)
   shared.check_options(what, opts, allowed)
   local list = args
   if n == 1 and type(args[1]) == "table" and not is_tensor(args[1]) then

@@ -110,7 +110,7 @@ function Tensor:hardsigmoid(...)
   check_number("hardsigmoid", "alpha", a.alpha)
   check_number("hardsigmoid", "beta", a.beta)
   local y = self:mul(a.alpha, true):add(a.beta)
-  return y:relu():sub(self:mul(a.alpha, true):add(a.beta):sub(1):relu())
+  return y:relu():sub(y:sub(1):relu())
 end
 
 -- x relu6(x + 3) / 6

@@ -64,13 +64,10 @@ local function named_call(takes, ...)
   return n > takes or (n > 0 and is_opts((select(n, ...))))
 end
 
--- the arguments of f(...) by tinygrad's names, laid out as the Lua function
+-- the arguments of f(...) by their Lua names, laid out as the Lua function
 -- takes them: the first `takes` in order, then the rest in a table
-local function positional(what, sig, ...)
-  local names = {}
-  for i, name in ipairs(sig) do names[i] = LUA_SPELLING[name] or name end
+local function positional(what, names, takes, ...)
   local a = named_args(what, names, nil, ...)
-  local takes = sig.takes or #names
   local out = {}
   for i = 1, takes do out[i] = a[names[i]] end
   if takes == #names then return out, takes end
@@ -81,18 +78,19 @@ local function positional(what, sig, ...)
 end
 
 for name, sig in pairs(SIGNATURES) do
-  local fn, takes = Tensor[name], sig.takes or #sig
+  local fn, takes, names = Tensor[name], sig.takes or #sig, {}
   assert(fn, "tensor_names.lua: no Tensor." .. name)
+  for i, param in ipairs(sig) do names[i] = LUA_SPELLING[param] or param end
   if sig.static then
     Tensor[name] = function(...)
       if not named_call(takes, ...) then return fn(...) end
-      local args, n = positional(name, sig, ...)
+      local args, n = positional(name, names, takes, ...)
       return fn(table.unpack(args, 1, n))
     end
   else
     Tensor[name] = function(self, ...)
       if not named_call(takes, ...) then return fn(self, ...) end
-      local args, n = positional(name, sig, ...)
+      local args, n = positional(name, names, takes, ...)
       return fn(self, table.unpack(args, 1, n))
     end
   end

@@ -21,11 +21,15 @@ end
 
 local REDUCTIONS = {mean = true, sum = true, none = true}
 
--- the loss reduced as asked: "mean", "sum" or "none" (tinygrad's _do_reduction)
-local function reduce_loss(what, t, reduction)
+local function check_reduction(what, reduction)
   if not REDUCTIONS[reduction] then
     fail("%s: reduction must be one of mean, sum or none, got %s", what, shared.show(reduction))
   end
+end
+
+-- the loss reduced as asked: "mean", "sum" or "none" (tinygrad's _do_reduction)
+local function reduce_loss(what, t, reduction)
+  check_reduction(what, reduction)
   if reduction == "mean" then return t:mean() end
   if reduction == "sum" then return t:sum() end
   return t
@@ -139,7 +143,7 @@ function Tensor:sparse_categorical_crossentropy(...)
   local Y, ls = check_tensor(what, "Y", a.Y), a.label_smoothing
   check_number(what, "label_smoothing", ls)
   if ls < 0 or ls > 1 then fail("%s: label_smoothing must be in [0, 1], got %s", what, tostring(ls)) end
-  if not REDUCTIONS[a.reduction] then fail("%s: reduction must be one of mean, sum or none, got %s", what, shared.show(a.reduction)) end
+  check_reduction(what, a.reduction)
   local log_probs = self:log_softmax()
   local loss_mask = a.ignore_index ~= -1 and Y:ne(a.ignore_index) or Y:ones_like{dtype = dtypes.bool}
   local y = one_hot_along_dim(Y:unsqueeze(-1), self._shape[#self._shape], -1, what):mul(loss_mask:unsqueeze(-1))

@@ -37,7 +37,6 @@ local function reduce(self, op, axis, keepdim)
   return reshape_raw(ret, shape)
 end
 
-
 -- (axis, opts) of what(axis, opts), checked: the axis an integer, a list
 -- of integers or nil (also opts.axis), keepdim a boolean, and no option
 -- but axis, keepdim and the names in extra

@@ -31,6 +31,7 @@
     X(tensor_math)        \
     X(tensor_nn)          \
     X(tensor_sort)        \
+    X(tensor_scatter)     \
     X(tensor_realize)     \
     X(tensor_names)       \
     X(tensor_errors)

@@ -56,10 +56,12 @@
 --   tensor_reduce.lua       sum, prod, max, min, mean, var, std, argmax,
 --                           any, all, softmax, logsumexp, dot, matmul
 --   tensor_window.lua       sliding windows: max_pool2d, avg_pool2d, conv2d,
---                           conv_transpose2d, cumsum, cumprod, cummax,
+--                           conv_transpose2d, max_unpool2d, unfold,
+--                           interpolate, cumsum, cumprod, cummax,
 --                           logcumsumexp
 --   tensor_create.lua       Tensor.new, full, zeros, ones, arange, linspace,
---                           eye, rand
+--                           eye, rand and the distributions, initialisers,
+--                           randperm, multinomial
 --   tensor_index.lua        slice, tensor indices, gather, one_hot,
 --                           masked_fill, tril, triu
 --   tensor_join.lua         cat, stack, split, chunk, meshgrid
@@ -69,6 +71,7 @@
 --   tensor_nn.lua           layernorm, batchnorm, linear, the losses,
 --                           scaled_dot_product_attention, dropout
 --   tensor_sort.lua         sort, argsort, topk (a bitonic network)
+--   tensor_scatter.lua      scatter, scatter_reduce, masked_select
 --   tensor_realize.lua      realize, tolist, item, tostring
 --   tensor_names.lua        tinygrad's parameter names for the functions
 --                           written with positional ones: x:cumsum{axis=1}

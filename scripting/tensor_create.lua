@@ -1,6 +1,7 @@
 -- tensor_create.lua - making tensors: Tensor.new from nested tables,
 -- numbers and UOps, empty, full, zeros, ones and the _like forms, arange,
--- linspace, eye, and rand with its host generator.
+-- linspace, eye, rand with its host generator and what tinygrad builds on
+-- it: the distributions, the weight initialisers, randperm, multinomial.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
@@ -132,6 +133,12 @@ function Tensor.ones(...)
   local shape, opts = new_shape_args("ones", ...)
   check_options("ones", opts, DTYPE_ONLY)
   return Tensor.full(shape, 1.0, opts)
+end
+
+-- Tensor.empty with x's shape ({dtype =} defaults to x's dtype)
+function Tensor:empty_like(opts)
+  check_options("empty_like", opts, DTYPE_ONLY)
+  return Tensor.empty(self._shape, {dtype = opts and opts.dtype or self._dtype})
 end
 
 function Tensor:full_like(value, opts)
@@ -276,4 +283,75 @@ function Tensor.scaled_uniform(...)
   local shape, opts = new_shape_args("scaled_uniform", ...)
   check_options("scaled_uniform", opts, DTYPE_ONLY)
   return Tensor.uniform(shape, {low = -1.0, high = 1.0, dtype = opts.dtype}):mul(prod(shape) ^ -0.5)
+end
+
+-- a weight shape's fan in: the product of its axes after the first
+-- (what, when given, is a caller that divides by it and needs it nonzero)
+local function fan_in(what, shape, nonzero)
+  if #shape == 0 then fail("%s: a weight shape needs at least one axis", what) end
+  local fan = prod({table.unpack(shape, 2)})
+  if nonzero and fan == 0 then fail("%s: the shape %s has a fan in of 0", what, fmt_shape(shape)) end
+  return fan
+end
+
+-- Tensor.glorot_uniform(shape...): uniform in [-1, 1) times
+-- sqrt(6 / (shape[1] + the fan in))
+function Tensor.glorot_uniform(...)
+  local shape, opts = new_shape_args("glorot_uniform", ...)
+  check_options("glorot_uniform", opts, DTYPE_ONLY)
+  local fans = fan_in("glorot_uniform", shape) + shape[1]
+  if fans == 0 then fail("glorot_uniform: the shape %s has no fan to scale by", fmt_shape(shape)) end
+  return Tensor.uniform(shape, {low = -1.0, high = 1.0, dtype = opts.dtype}):mul((6 / fans) ^ 0.5)
+end
+
+-- the gain PyTorch's kaiming initialisers give a leaky ReLU of slope a,
+-- over the square root of the fan in
+local function kaiming_scale(what, shape, opts)
+  check_options(what, opts, {a = true, dtype = true})
+  local slope = shared.check_number(what, "a", opts.a or 0.01)
+  return math.sqrt(2.0 / (1 + slope ^ 2)) / math.sqrt(fan_in(what, shape, true))
+end
+
+-- Tensor.kaiming_uniform(shape... [, {a = 0.01, dtype =}]): uniform in
+-- [-bound, bound), bound = sqrt(3) * gain / sqrt(fan in)
+function Tensor.kaiming_uniform(...)
+  local shape, opts = new_shape_args("kaiming_uniform", ...)
+  local bound = math.sqrt(3.0) * kaiming_scale("kaiming_uniform", shape, opts)
+  return Tensor.uniform(shape, {low = -bound, high = bound, dtype = opts.dtype})
+end
+
+-- Tensor.kaiming_normal(shape... [, {a = 0.01, dtype =}]): normal with
+-- std = gain / sqrt(fan in)
+function Tensor.kaiming_normal(...)
+  local shape, opts = new_shape_args("kaiming_normal", ...)
+  local std = kaiming_scale("kaiming_normal", shape, opts)
+  return Tensor.normal(shape, {mean = 0.0, std = std, dtype = opts.dtype})
+end
+
+-- Tensor.randperm(n [, {dtype = "int32"}]): 0 .. n-1 in a random order
+-- (the argsort of n uniform draws)
+function Tensor.randperm(n, opts)
+  check_options("randperm", opts, DTYPE_ONLY)
+  if math.type(n) ~= "integer" or n < 0 then fail("randperm: n must be an integer >= 0, got %s", tostring(n)) end
+  return Tensor.rand(n):argsort():cast(to_dtype(opts and opts.dtype or I32))
+end
+
+-- x:multinomial([num_samples = 1 [, replacement = false]]): indices drawn
+-- with x's values (1-D, or one distribution per row of a 2-D x) as
+-- weights: a uniform draw against each row's normalised cumulative sum;
+-- more than one sample needs replacement, as in tinygrad
+function Tensor:multinomial(...)
+  local a = shared.named_args("multinomial", {"num_samples", "replacement"}, {num_samples = 1, replacement = false}, ...)
+  local n, nd = a.num_samples, #self._shape
+  if nd ~= 1 and nd ~= 2 then fail("multinomial: expected a 1-D or 2-D tensor of weights, got %s", fmt_shape(self._shape)) end
+  if math.type(n) ~= "integer" or n < 1 then fail("multinomial: num_samples must be a positive integer, got %s", tostring(n)) end
+  if type(a.replacement) ~= "boolean" then fail("multinomial: replacement must be a boolean, got %s", type(a.replacement)) end
+  if not a.replacement and n ~= 1 then fail("multinomial: %d samples need replacement = true", n) end
+  local weight = nd == 1 and self:unsqueeze(0) or self
+  local rows, classes = weight._shape[1], weight._shape[2]
+  if classes == 0 then fail("multinomial: no weights to draw from") end
+  local cw = weight:cumsum(1):float()
+  local cdf = cw:div(cw:slice{false, -1}:unsqueeze(1))
+  local indices = Tensor.rand(n, rows, 1):expand(-1, -1, classes):ge(cdf):sum(2):permute(1, 0)
+  return (nd == 1 and indices:squeeze(0) or indices):cast(I32)
 end

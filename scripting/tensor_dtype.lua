@@ -1,6 +1,7 @@
 -- tensor_dtype.lua - dtypes for the Tensor front end: dtypes by value or
 -- name, their kinds, tinygrad's promotion (least_upper_dtype, sum_acc_dtype,
--- from_py, as_const), constants of a dtype, cast and bitcast.
+-- from_py, as_const), constants of a dtype, cast and bitcast, the sizes of
+-- elements (element_size, nbytes).
 local uop, shared = ...
 local Tensor = uop.Tensor
 local dtypes = uop.dtypes
@@ -142,6 +143,12 @@ function Tensor:int() return self:cast(I32) end
 function Tensor:long() return self:cast(dtypes.int64) end
 function Tensor:double() return self:cast(dtypes.float64) end
 function Tensor:bool() return self:cast(BOOL) end
+function Tensor:short() return self:cast(dtypes.int16) end
+function Tensor:bfloat16() return self:cast(dtypes.bfloat16) end
+
+-- the bytes of one element, and of all of them
+function Tensor:element_size() return info(self._dtype).itemsize end
+function Tensor:nbytes() return self:numel() * info(self._dtype).itemsize end
 
 function Tensor:is_floating_point() return is_float(self._dtype) end
 

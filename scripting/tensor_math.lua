@@ -3,8 +3,8 @@
 -- node for node): the inverse trigonometric functions (asin by Abramowitz
 -- and Stegun 4.4.46, acos and atan from it), the hyperbolic ones and their
 -- inverses (through exp and log), the activations celu, selu, mish,
--- logsigmoid, softsign, hardsigmoid and hardswish, and the tests isfinite
--- and isclose.  Python's scalar-first forms (1 - x) are the reverse ops.
+-- logsigmoid, softsign, hardsigmoid and hardswish, and the tests isfinite,
+-- isclose and allclose.  Python's scalar-first forms (1 - x) are the reverse ops.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, named_args, check_number, is_tensor = shared.fail, shared.named_args, shared.check_number, shared.is_tensor
@@ -139,4 +139,12 @@ function Tensor:isclose(...)
   local infinite_close = self:isinf():bitwise_or(other:isinf()):bitwise_and(self:eq(other))
   local nan_close = self:isnan():bitwise_and(other:isnan()):bitwise_and(a.equal_nan)
   return finite_close:bitwise_or(infinite_close):bitwise_or(nan_close)
+end
+
+-- x:allclose(other [, {rtol =, atol =, equal_nan =}]): whether every
+-- element is close (isclose), a Lua boolean; runs a kernel, as in tinygrad
+function Tensor:allclose(...)
+  local a = named_args("allclose", {"other", "rtol", "atol", "equal_nan"}, nil, ...)
+  local close = self:isclose(a.other, {rtol = a.rtol, atol = a.atol, equal_nan = a.equal_nan})
+  return close:all():item()
 end

@@ -1,6 +1,6 @@
 -- tensor_movement.lua - the movement ops of the Tensor front end: reshape,
 -- expand (broadcasting), permute, transpose, flip, shrink, pad (constant,
--- reflect, replicate and circular), flatten, squeeze, repeat,
+-- reflect, replicate and circular), pad_to, shrink_to, flatten, squeeze, repeat,
 -- repeat_interleave, roll, diag and diagonal; each is RESHAPE/EXPAND/
 -- PERMUTE/FLIP/SHRINK/PAD nodes (and, for the padding modes, slices joined
 -- by cat), as tinygrad builds them.  Slicing is in tensor_index.lua.
@@ -158,6 +158,38 @@ end
 local function shrink_to(self, shape)
   local arg = {}
   for i = 1, #self._shape do arg[i] = {0, shape[i]} end
+  return self:shrink(arg)
+end
+
+-- the target shape of pad_to and shrink_to, as integers or one list of
+-- them, false (or a hole) keeping an axis's size: one entry per axis
+local function target_shape(what, self, ...)
+  local list, n = {...}, select("#", ...)
+  if n == 1 and type(list[1]) == "table" and not is_tensor(list[1]) then
+    list, n = list[1], 0
+    for k in pairs(list) do
+      if math.type(k) ~= "integer" or k < 1 then fail("%s: unexpected key %s in the shape", what, tostring(k)) end
+      n = math.max(n, k)
+    end
+  end
+  if n ~= #self._shape then fail("%s: expected %d sizes, one per axis of %s, got %d", what, #self._shape, fmt_shape(self._shape), n) end
+  for i = 1, n do
+    if list[i] and math.type(list[i]) ~= "integer" then fail("%s: size %d is %s, not an integer", what, i - 1, tostring(list[i])) end
+  end
+  return list
+end
+
+-- x:pad_to(shape): x padded with zeros after its elements up to shape
+function Tensor:pad_to(...)
+  local target, pads = target_shape("pad_to", self, ...), {}
+  for i, s in ipairs(self._shape) do pads[i] = target[i] and {0, target[i] - s} or false end
+  return self:pad(pads)
+end
+
+-- x:shrink_to(shape): the first shape[i] elements of each axis
+function Tensor:shrink_to(...)
+  local target, arg = target_shape("shrink_to", self, ...), {}
+  for i = 1, #self._shape do arg[i] = target[i] and {0, target[i]} or false end
   return self:shrink(arg)
 end
 

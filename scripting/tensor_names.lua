@@ -39,6 +39,7 @@ local SIGNATURES = {
   -- indexing
   gather = {"dim", "index"},
   masked_fill = {"mask", "value"},
+  masked_select = {"mask"},
   -- windows, cumulative ops, matmul
   cumsum = {"axis"},
   cumprod = {"axis"},
@@ -51,6 +52,7 @@ local SIGNATURES = {
   full = {"shape", "fill_value", "dtype", takes = 2, static = true},
   arange = {"start", "stop", "step", "dtype", takes = 3, static = true},
   linspace = {"start", "stop", "steps", "dtype", takes = 3, static = true},
+  randperm = {"n", "dtype", takes = 1, static = true},
 }
 
 -- Lua spells Python's keyword-like names with a trailing underscore

@@ -2,8 +2,10 @@
 -- _pool (windows made of repeat, shrink, reshape and permute) and what is
 -- built on it: max_pool2d and avg_pool2d (any number of spatial axes),
 -- conv2d, conv_transpose2d (a conv2d of the input spread by its stride
--- with the flipped weight), the cumulative ops cumsum, cumprod, cummax and
--- logcumsumexp (a masked square of differences to the running maximum).
+-- with the flipped weight), max_unpool2d, unfold, interpolate (gathers of
+-- the neighbouring samples, lerped), the cumulative ops cumsum, cumprod,
+-- cummax and logcumsumexp (a masked square of differences to the running
+-- maximum).
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail, fmt_shape, prod, concat = shared.fail, shared.fmt_shape, shared.prod, shared.concat
@@ -263,6 +265,105 @@ function Tensor:conv_transpose2d(...)
     conv_pads[#conv_pads + 1] = (k - 1) * d - p[2] + op
   end
   return x:conv2d(w:flatten(0, 1), {groups = groups, bias = a.bias, dilation = dilation, padding = conv_pads})
+end
+
+-- x:max_unpool2d(indices [, {kernel_size=, stride=, dilation=, padding=,
+-- output_size=}]): max_pool2d's values put back at the flat indices it
+-- returned, zeros elsewhere, in a (bs, c, *spatial) of the size the pool
+-- was made from (or output_size's last axes); a maximum that overlapping
+-- windows share is added once per window, as tinygrad's one-hot sum does
+function Tensor:max_unpool2d(...)
+  local a = named_args("max_unpool2d", {"indices", "kernel_size", "stride", "dilation", "padding", "output_size"}, nil, ...)
+  local indices = a.indices
+  if not is_tensor(indices) then fail("max_unpool2d: the indices must be a Tensor, got %s", type(indices)) end
+  if #self._shape < 3 then fail("max_unpool2d: expected (bs, c, *spatial), got %s", fmt_shape(self._shape)) end
+  local bs, c = self._shape[1], self._shape[2]
+  local spatial = {table.unpack(self._shape, 3)}
+  local n, out = #spatial, {}
+  if a.output_size ~= nil then
+    if type(a.output_size) ~= "table" or is_tensor(a.output_size) or #a.output_size < n then
+      fail("max_unpool2d: output_size must be a list of at least %d sizes", n)
+    end
+    out = {table.unpack(a.output_size, #a.output_size - n + 1)}
+  else
+    local k_ = make_tuple(a.kernel_size or 2, n)
+    local s_, d_ = make_tuple(a.stride or k_, n), make_tuple(a.dilation or 1, n)
+    local p_ = flat_to_grouped(pool_pads(a.padding or 0, n, "max_unpool2d"))
+    for _, v in ipairs({{"kernel_size", k_}, {"stride", s_}, {"dilation", d_}}) do
+      if #v[2] ~= n then fail("max_unpool2d: %s needs %d values, got %d", v[1], n, #v[2]) end
+    end
+    for i = 1, n do out[i] = (spatial[i] - 1) * s_[i] - (p_[i][1] + p_[i][2]) + d_[i] * (k_[i] - 1) + 1 end
+  end
+  for i = 1, n do
+    if math.type(out[i]) ~= "integer" or out[i] < 1 then fail("max_unpool2d: output size %s is not a positive integer", tostring(out[i])) end
+  end
+  local hot = shared.one_hot_along_dim(indices:reshape(bs, c, 1, -1), prod(out), 2, "max_unpool2d")
+  return hot:where(self:reshape(bs, c, 1, -1), 0):sum(3):reshape(concat({bs, c}, out))
+end
+
+-- x:unfold(dim, size, step): dim replaced by (windows, size): the windows of
+-- `size` elements that start every `step` along dim
+function Tensor:unfold(...)
+  local a = named_args("unfold", {"dim", "size", "step"}, nil, ...)
+  local size, step = a.size, a.step
+  if math.type(size) ~= "integer" or size < 0 then fail("unfold: size must be an integer >= 0, got %s", tostring(size)) end
+  if math.type(step) ~= "integer" or step <= 0 then fail("unfold: step must be an integer > 0, got %s", tostring(step)) end
+  if #self._shape == 0 then fail("unfold: a 0-d tensor has no axis to unfold") end
+  local dim = resolve_axis(self, a.dim, false, "unfold")
+  if size > self._shape[dim + 1] then
+    fail("unfold: size %d is more than axis %d's %d elements", size, dim, self._shape[dim + 1])
+  end
+  local to_last, back = {}, {}
+  for i = 0, #self._shape - 1 do if i ~= dim then to_last[#to_last + 1] = i end end
+  to_last[#to_last + 1] = dim
+  for pos, axis in ipairs(to_last) do back[axis + 1] = pos - 1 end
+  back[#back + 1] = #self._shape
+  return self:permute(to_last):_pool({size}, step, 1, "unfold"):permute(back)
+end
+
+local INTERPOLATE_MODES = {linear = true, nearest = true, ["nearest-exact"] = true}
+
+-- x:interpolate(size [, {mode=, align_corners=}]): the last #size axes
+-- resampled to size: "linear" (bilinear, trilinear... over several axes;
+-- align_corners maps the corner samples onto each other), "nearest" or
+-- "nearest-exact"; in x's dtype
+function Tensor:interpolate(...)
+  local a = named_args("interpolate", {"size", "mode", "align_corners"}, {mode = "linear", align_corners = false}, ...)
+  local size, mode, corners = a.size, a.mode, a.align_corners
+  local nd = #self._shape
+  if type(size) ~= "table" or is_tensor(size) or #size == 0 or #size > nd then
+    fail("interpolate: size must be a list of 1 to %d sizes, got %s", nd, tostring(size))
+  end
+  for _, s in ipairs(size) do
+    if math.type(s) ~= "integer" or s < 1 then fail("interpolate: sizes must be positive integers, got %s", tostring(s)) end
+  end
+  if not INTERPOLATE_MODES[mode] then
+    fail("interpolate: mode must be 'linear', 'nearest' or 'nearest-exact', got %s", tostring(mode))
+  end
+  if type(corners) ~= "boolean" then fail("interpolate: align_corners must be a boolean, got %s", type(corners)) end
+  if corners and mode ~= "linear" then fail("interpolate: align_corners needs mode 'linear'") end
+  local x, expand = self, {table.unpack(self._shape)}
+  for k = 1, #size do
+    local axis, want = nd - k + 1, size[#size - k + 1]
+    local have = self._shape[axis]
+    local c = corners and 1 or 0
+    if want - c == 0 then fail("interpolate: align_corners needs at least 2 samples on axis %d", axis - 1) end
+    local scale = (have - c) / (want - c)
+    local arr, reshape = Tensor.arange(want, {dtype = uop.dtypes.float32}), {}
+    for i = 1, nd do reshape[i] = 1 end
+    reshape[axis], expand[axis] = want, want
+    local function spread(t) return t:reshape(reshape):expand(expand) end
+    if mode == "linear" then
+      local index = corners and arr:mul(scale, true) or arr:add(0.5):mul(scale, true):sub(0.5)
+      index = index:clip(0, have - 1)
+      local low, high, frac = spread(index:floor():int()), spread(index:ceil():int()), spread(index:sub(index:floor()))
+      x = x:gather(axis - 1, low):lerp(x:gather(axis - 1, high), frac)
+    else
+      local index = mode == "nearest-exact" and arr:add(0.5):mul(scale, true) or arr:mul(scale, true)
+      x = x:gather(axis - 1, spread(index:cast(uop.dtypes.int32)))
+    end
+  end
+  return x:cast(self._dtype)
 end
 
 -- ---------------------------------------------------------------- cumulative

@@ -4,7 +4,8 @@
 -- input is permuted to alphabetical order, reshaped and expanded to every
 -- letter's axis, all are multiplied, the letters not in the output are
 -- summed, and the rest permuted to the output's order.  Without "->" the
--- output is the letters used once, sorted.
+-- output is the letters used once, sorted.  Also x:rearrange(formula),
+-- einops' formula of axis names: unflatten, permute, flatten.
 local uop, shared = ...
 local Tensor = uop.Tensor
 local fail = shared.fail
@@ -155,4 +156,112 @@ function Tensor.einsum(formula, ...)
   local order = {}
   for p = 1, #rhs do order[p] = rank[rhs:sub(p, p)] end
   return summed:permute(order)
+end
+
+-- ---------------------------------------------------------------- rearrange
+
+-- one side of a rearrange formula: its axis names in order, "..." as one
+-- name, and each parenthesised group as {first, last + 1} positions in
+-- that list; a lone 1 is an empty group (a unit axis)
+local function rearrange_side(what, side)
+  local text = (" " .. side .. " "):gsub("…", "..."):gsub("%(", " ( "):gsub("%)", " ) ")
+  local names, groups, open = {}, {}, nil
+  for tok in text:gmatch("%S+") do
+    if tok == "(" or tok == "1" then
+      if open then fail("%s: a group inside a group", what) end
+      open = #names + 1
+      if tok == "1" then groups[#groups + 1], open = {open, open}, nil end
+    elseif tok == ")" then
+      if not open then fail("%s: ')' without '('", what) end
+      groups[#groups + 1], open = {open, #names + 1}, nil
+    else
+      if tok ~= "..." and not (tok:match("^[%a_][%w_]*$") and not tok:match("^_") and not tok:match("_$")) then
+        fail("%s: invalid axis name '%s'", what, tok)
+      end
+      names[#names + 1] = tok
+    end
+  end
+  if open then fail("%s: '(' without ')'", what) end
+  return names, groups
+end
+
+-- x:rearrange(formula [, sizes]): einops' rearrange, as tinygrad builds it:
+-- "b (h w) c -> b h (w c)" unflattens the left side's groups (sizes names
+-- the sizes of the new axes), permutes the names to the right side's
+-- order and flattens its groups; "..." stands for the axes not named
+function Tensor:rearrange(formula, sizes)
+  local what = "rearrange"
+  if type(formula) ~= "string" then fail("%s: the formula must be a string, got %s", what, type(formula)) end
+  sizes = sizes or {}
+  if type(sizes) ~= "table" or shared.is_tensor(sizes) then fail("%s: sizes must be a table of name = size, got %s", what, type(sizes)) end
+  local arrow = formula:find("->", 1, true)
+  if not arrow or formula:find("->", arrow + 2, true) then fail("%s: the formula needs exactly one '->', got '%s'", what, formula) end
+  local lhs, unflats = rearrange_side(what, formula:sub(1, arrow - 1))
+  local rhs, flats = rearrange_side(what, formula:sub(arrow + 2))
+  local at_left = {}
+  for i, name in ipairs(lhs) do
+    if at_left[name] then fail("%s: axis %s appears twice on the left of '%s'", what, name, formula) end
+    at_left[name] = i
+  end
+  local on_right = {}
+  for _, name in ipairs(rhs) do
+    if not at_left[name] or on_right[name] then fail("%s: the names of the two sides of '%s' differ", what, formula) end
+    on_right[name] = true
+  end
+  if #rhs ~= #lhs then fail("%s: the names of the two sides of '%s' differ", what, formula) end
+  for name, size in pairs(sizes) do
+    if not at_left[name] then fail("%s: axis %s is not on the left of '%s'", what, shared.show(name), formula) end
+    if math.type(size) ~= "integer" then fail("%s: the size of %s must be an integer, got %s", what, name, shared.show(size)) end
+  end
+  for _, g in ipairs(unflats) do
+    for i = g[1], g[2] - 1 do if lhs[i] == "..." then fail("%s: '...' inside a group on the left of '%s'", what, formula) end end
+  end
+  -- "..." becomes one name per axis it stands for, and the groups after it move
+  if at_left["..."] then
+    local grouped = 0
+    for _, g in ipairs(unflats) do grouped = grouped + g[2] - g[1] - 1 end
+    local count = #self._shape - #lhs + 1 + grouped
+    if count < 0 then fail("%s: '%s' names more axes than %s has", what, formula, shared.fmt_shape(self._shape)) end
+    local function expand_side(names, groups)
+      local at, out = nil, {}
+      for i, name in ipairs(names) do
+        if name == "..." then
+          at = i
+          for j = 0, count - 1 do out[#out + 1] = "..." .. j end
+        else
+          out[#out + 1] = name
+        end
+      end
+      for _, g in ipairs(groups) do
+        if g[1] > at then g[1] = g[1] + count - 1 end
+        if g[2] > at then g[2] = g[2] + count - 1 end
+      end
+      return out
+    end
+    lhs, rhs = expand_side(lhs, unflats), expand_side(rhs, flats)
+  end
+  local t = self
+  for _, g in ipairs(unflats) do
+    local parts = {}
+    for i = g[1], g[2] - 1 do parts[#parts + 1] = sizes[lhs[i]] or -1 end
+    t = t:unflatten(g[1] - 1, parts)
+  end
+  if #t._shape ~= #lhs then
+    fail("%s: '%s' names %d axes, %s has %d", what, formula, #lhs, shared.fmt_shape(self._shape), #self._shape)
+  end
+  for i, name in ipairs(lhs) do
+    if sizes[name] and sizes[name] ~= t._shape[i] then
+      fail("%s: axis %s has size %d, not %d", what, name, t._shape[i], sizes[name])
+    end
+  end
+  local index = {}
+  for i, name in ipairs(lhs) do index[name] = i - 1 end
+  local order = {}
+  for i, name in ipairs(rhs) do order[i] = index[name] end
+  t = t:permute(order)
+  for k = #flats, 1, -1 do
+    local g = flats[k]
+    if g[1] < g[2] then t = t:flatten(g[1] - 1, g[2] - 2) else t = t:unsqueeze(g[1] - 1) end
+  end
+  return t
 end

@@ -3,7 +3,8 @@
 -- linear, var_mean and std_mean, the losses (cross_entropy, nll_loss,
 -- binary_crossentropy and its logits form, sparse_categorical_crossentropy),
 -- scaled_dot_product_attention and dropout (which does nothing unless
--- Tensor.training is set, tinygrad's default).  Arguments go by position or
+-- Tensor.training is set, tinygrad's default), and sequential (a list of
+-- functions applied in turn).  Arguments go by position or
 -- by tinygrad's name: x:cross_entropy(y, {label_smoothing = 0.1}).
 local uop, shared = ...
 local Tensor = uop.Tensor
@@ -190,4 +191,21 @@ function Tensor:dropout(...)
   if not Tensor.training or a.p == 0 then return self end
   if a.p == 1 then return self:zeros_like() end
   return Tensor.rand(self._shape):ge(a.p):contiguous():where(self, 0):div(1.0 - a.p)
+end
+
+-- x:sequential{f, g, ...}: g(f(x)); the functions are called with the
+-- tensor so far, each must return a Tensor
+function Tensor:sequential(...)
+  local a = named_args("sequential", {"ll"}, nil, ...)
+  local fns = a.ll
+  if type(fns) ~= "table" or is_tensor(fns) then fail("sequential: expected a list of functions, got %s", type(fns)) end
+  local x = self
+  for i, f in ipairs(fns) do
+    if type(f) ~= "function" and not (getmetatable(f) or {}).__call then
+      fail("sequential: entry %d is a %s, not a function", i, type(f))
+    end
+    x = f(x)
+    if not is_tensor(x) then fail("sequential: function %d returned a %s, not a Tensor", i, type(x)) end
+  end
+  return x
 end

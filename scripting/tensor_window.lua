@@ -31,6 +31,13 @@ function Tensor:_pool(k_, stride, dilation, what)
   if nd < nk then fail("%scannot pool %s with a %d-D kernel", prefix, fmt_shape(self._shape), nk) end
   local s_, d_ = make_tuple(stride or 1, nk), make_tuple(dilation or 1, nk)
   if #s_ ~= nk or #d_ ~= nk then fail("%sstride and dilation need %d values", what and prefix or "pool: ", nk) end
+  for j = 1, nk do
+    for _, v in ipairs{{"kernel sizes", k_[j], 0}, {"stride", s_[j], 1}, {"dilation", d_[j], 1}} do
+      if math.type(v[2]) ~= "integer" or v[2] < v[3] then
+        fail("%s%s must be integers >= %d, got %s", what and prefix or "pool: ", v[1], v[3], tostring(v[2]))
+      end
+    end
+  end
   local noop = {table.unpack(self._shape, 1, nd - nk)}
   local i_ = {table.unpack(self._shape, nd - nk + 1, nd)}
   local o_, f_ = {}, {}

@@ -830,6 +830,16 @@ T.test("losses: cross_entropy, nll_loss, binary_crossentropy (and from logits), 
   T.raises("cross_entropy: shape mismatch: input (2, 3), target (3,)", function() return a:cross_entropy(Tensor{1, 2, 0}) end)
 end)
 
+T.test("sequential applies its functions in turn", function()
+  both(xf():sequential{function(x) return x:mul(2) end, function(x) return x:add(1) end}, "float32",
+       map(XS, function(v) return v * 2 + 1 end))
+  both(xi():sequential{ll = {Tensor.neg}}, "int32", map(XI, function(v) return -v end))
+  local x = xf()
+  T.ok(x:sequential{} == x, "no functions: the tensor itself")
+  T.raises("sequential: entry 2 is a number, not a function", function() return xf():sequential{Tensor.neg, 3} end)
+  T.raises("sequential: function 1 returned a number, not a Tensor", function() return xf():sequential{function() return 1 end} end)
+end)
+
 T.test("scaled_dot_product_attention (plain, causal, bool mask) and dropout", function()
   local qs = {{1, 0}, {0, 1}, {1, 1}}
   local q = Tensor({qs}, "float32")

@@ -1,7 +1,7 @@
 -- test_tensor_movement_api.lua - the Tensor front end's movement and
 -- indexing functions (tinygrad v0.12.0's): tensor indices, gather, one_hot,
 -- masked_fill, tril/triu, cat, stack, split, chunk, meshgrid, roll,
--- repeat_interleave, diag, einsum, the pools, conv_transpose2d and the
+-- repeat_interleave, diag, einsum, rearrange, the pools, conv_transpose2d and the
 -- padding modes.  Every value is computed here with plain loops and checked
 -- through uop.reference and through the JIT (validated against the
 -- reference); shapes, dtypes and op counts are tinygrad v0.12.0's.
@@ -434,6 +434,45 @@ T.test("einsum: repeated letters take diagonals; dtype and promotion", function(
   T.raises("einsum: operand 1 is a number, not a Tensor", function() return Tensor.einsum("i->i", 3) end)
 end)
 
+-- ---- rearrange ----
+
+T.test("rearrange: einops formulas against an index map, with tinygrad's op counts", function()
+  local data = build({2, 3, 4}, function(i, j, k) return 12 * i + 4 * j + k end)
+  local y = Tensor(data, "int32")
+  -- each case: formula, sizes, result shape, and where result element (a, b, c...) comes from
+  local cases = {
+    {"b c (h w) -> b h (c w)", {h = 2}, {2, 2, 6}, function(b, h, cw) return {b, cw // 2, h * 2 + cw % 2} end},
+    {"... w -> w ...", nil, {4, 2, 3}, function(w, b, c) return {b, c, w} end},
+    {"b ... -> (...) b", nil, {12, 2}, function(cw, b) return {b, cw // 4, cw % 4} end},
+    {"b c w -> b 1 c w 1", nil, {2, 1, 3, 4, 1}, function(b, _, c, w) return {b, c, w} end},
+    {"(a b) c w -> c (w a) b", {a = 1}, {3, 4, 2}, function(c, w, b) return {b, c, w} end},
+    {"b c w -> w () (c b)", nil, {4, 1, 6}, function(w, _, cb) return {cb % 2, cb // 2, w} end},
+  }
+  for _, case in ipairs(cases) do
+    local want = build(case[3], function(...)
+      local v = data
+      for _, i in ipairs(case[4](...)) do v = v[i + 1] end
+      return v
+    end)
+    local r = y:rearrange(case[1], case[2])
+    T.eq(show(r:shape()), show(case[3]), case[1])
+    both(r, want)
+  end
+  T.eq(op_counts(Tensor.arange(24):reshape(2, 3, 4):rearrange("b c (h w) -> b h (c w)", {h = 2})),
+       "ADD=1 EXPAND=3 PAD=1 PERMUTE=2 REDUCE_AXIS=1 RESHAPE=11 SHRINK=2")
+  T.eq(op_counts(Tensor.arange(24):reshape(2, 3, 4):rearrange("... w -> w ...")),
+       "ADD=1 EXPAND=3 PAD=1 PERMUTE=2 REDUCE_AXIS=1 RESHAPE=9 SHRINK=2")
+  T.raises("rearrange: the names of the two sides of 'b c -> b' differ", function() return y:rearrange("b c -> b") end)
+  T.raises("rearrange: the formula needs exactly one '->', got 'b c w'", function() return y:rearrange("b c w") end)
+  T.raises("rearrange: axis b appears twice on the left of 'b b w -> b b w'", function() return y:rearrange("b b w -> b b w") end)
+  T.raises("rearrange: invalid axis name '_b'", function() return y:rearrange("_b c w -> _b c w") end)
+  T.raises("rearrange: a group inside a group", function() return y:rearrange("b (c (w)) -> b c w") end)
+  T.raises("rearrange: '...' inside a group on the left of 'b (c ...) -> b c ...'", function() return y:rearrange("b (c ...) -> b c ...") end)
+  T.raises("rearrange: 'b c w d -> b c w d' names 4 axes, (2, 3, 4) has 3", function() return y:rearrange("b c w d -> b c w d") end)
+  T.raises("rearrange: axis z is not on the left of 'b c w -> b c w'", function() return y:rearrange("b c w -> b c w", {z = 3}) end)
+  T.raises("rearrange: axis c has size 3, not 5", function() return y:rearrange("b c w -> b c w", {c = 5}) end)
+end)
+
 -- ---- pools ----
 
 -- a naive 2-D pool over the last two axes of a (n, c, h, w) table:
@@ -555,6 +594,9 @@ T.test("pool errors name the function", function()
   T.raises("avg_pool2d: stride needs 2 values, got 3", function() return x:avg_pool2d(2, {stride = {1, 1, 1}}) end)
   T.raises("max_pool2d: unknown option 'pad'", function() return x:max_pool2d(2, {pad = 1}) end)
   T.raises("max_pool2d: kernel_size must be positive integers, got 0", function() return x:max_pool2d(0) end)
+  -- _pool is reachable too: its sizes are checked before they are used
+  T.raises("pool: stride must be integers >= 1, got 0", function() return x:_pool({2, 2}, 0) end)
+  T.raises("pool: kernel sizes must be integers >= 0, got -2", function() return x:_pool({-2, 2}) end)
 end)
 
 -- ---- conv_transpose2d ----

@@ -41,21 +41,7 @@ local function both(t, want, tol, shape)
   if shape then shape_is(t, shape, 2) end
 end
 
--- op counts of t's graph without the data and constant nodes, as
--- "ADD=1 PAD=2" (tinygrad's counts for the same expression are the
--- expected values below)
-local function op_counts(t)
-  local skip = {BUFFER = true, DEVICE = true, UNIQUE = true, CONST = true, VCONST = true}
-  local c = {}
-  for _, u in ipairs(t.uop:toposort()) do
-    if not skip[u:op()] then c[u:op()] = (c[u:op()] or 0) + 1 end
-  end
-  local keys = {}
-  for k in pairs(c) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do keys[i] = k .. "=" .. c[k] end
-  return table.concat(keys, " ")
-end
+local op_counts = T.load("op_counts.lua")
 
 -- the 3x4 matrix 4*i + j as data
 local M = build({3, 4}, function(i, j) return 4 * i + j end)

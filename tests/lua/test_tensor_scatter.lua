@@ -24,19 +24,7 @@ local function both(t, want, tol)
   check(uop.buffer_values(outs[1], t:shape()), want, tol, 2)
 end
 
--- op counts of t's graph without the data and constant nodes, as "ADD=1 PAD=2"
-local function op_counts(t)
-  local skip = {BUFFER = true, DEVICE = true, UNIQUE = true, CONST = true, VCONST = true}
-  local c = {}
-  for _, u in ipairs(t.uop:toposort()) do
-    if not skip[u:op()] then c[u:op()] = (c[u:op()] or 0) + 1 end
-  end
-  local keys = {}
-  for k in pairs(c) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do keys[i] = k .. "=" .. c[k] end
-  return table.concat(keys, " ")
-end
+local op_counts = T.load("op_counts.lua")
 
 local function copy(v)
   if type(v) ~= "table" then return v end

@@ -285,8 +285,8 @@ function Tensor.scaled_uniform(...)
   return Tensor.uniform(shape, {low = -1.0, high = 1.0, dtype = opts.dtype}):mul(prod(shape) ^ -0.5)
 end
 
--- a weight shape's fan in: the product of its axes after the first
--- (what, when given, is a caller that divides by it and needs it nonzero)
+-- a weight shape's fan in: the product of its axes after the first;
+-- nonzero for the callers that divide by it
 local function fan_in(what, shape, nonzero)
   if #shape == 0 then fail("%s: a weight shape needs at least one axis", what) end
   local fan = prod({table.unpack(shape, 2)})

@@ -22,6 +22,12 @@ end
 
 local REDUCTIONS = {mean = true, sum = true, none = true}
 
+-- label_smoothing of the cross entropies: a number in [0, 1]
+local function check_smoothing(what, ls)
+  check_number(what, "label_smoothing", ls)
+  if ls < 0 or ls > 1 then fail("%s: label_smoothing must be in [0, 1], got %s", what, tostring(ls)) end
+end
+
 local function check_reduction(what, reduction)
   if not REDUCTIONS[reduction] then
     fail("%s: reduction must be one of mean, sum or none, got %s", what, shared.show(reduction))
@@ -90,8 +96,7 @@ end
 function Tensor:cross_entropy(...)
   local a = named_args("cross_entropy", {"Y", "reduction", "label_smoothing"}, {reduction = "mean", label_smoothing = 0.0}, ...)
   local Y, ls = check_tensor("cross_entropy", "Y", a.Y), a.label_smoothing
-  check_number("cross_entropy", "label_smoothing", ls)
-  if ls < 0 or ls > 1 then fail("cross_entropy: label_smoothing must be in [0, 1], got %s", tostring(ls)) end
+  check_smoothing("cross_entropy", ls)
   local classes_dim = #self._shape == 1 and 0 or 1
   if not shape_eq(self._shape, Y._shape) then
     if not shape_eq(self:max(classes_dim)._shape, Y._shape) then
@@ -142,8 +147,7 @@ function Tensor:sparse_categorical_crossentropy(...)
   local a = named_args(what, {"Y", "ignore_index", "label_smoothing", "reduction"},
     {ignore_index = -1, label_smoothing = 0.0, reduction = "mean"}, ...)
   local Y, ls = check_tensor(what, "Y", a.Y), a.label_smoothing
-  check_number(what, "label_smoothing", ls)
-  if ls < 0 or ls > 1 then fail("%s: label_smoothing must be in [0, 1], got %s", what, tostring(ls)) end
+  check_smoothing(what, ls)
   check_reduction(what, a.reduction)
   local log_probs = self:log_softmax()
   local loss_mask = a.ignore_index ~= -1 and Y:ne(a.ignore_index) or Y:ones_like{dtype = dtypes.bool}

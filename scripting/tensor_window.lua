@@ -118,10 +118,11 @@ local function apply_ceil_mode(self, pads, k_, s_, d_)
   return r
 end
 
--- kernel_size, stride and dilation of a pool: the kernel as a list, the
--- stride the kernel's when not given; checks they are integers
-local function pool_args(what, self, a)
-  local k_ = make_tuple(a.kernel_size or 2, 2)
+-- kernel_size, stride and dilation of a pool over dims spatial axes
+-- (default 2): the kernel as a list, the stride the kernel's when not
+-- given; checks they are positive integers, a list one per axis
+local function pool_args(what, self, a, dims)
+  local k_ = make_tuple(a.kernel_size or 2, dims or 2)
   local stride, dilation = a.stride or k_, a.dilation or 1
   for _, v in ipairs({{"kernel_size", k_}, {"stride", stride}, {"dilation", dilation}}) do
     local list = type(v[2]) == "table" and v[2] or {v[2]}
@@ -293,12 +294,10 @@ function Tensor:max_unpool2d(...)
     end
     out = {table.unpack(a.output_size, #a.output_size - n + 1)}
   else
-    local k_ = make_tuple(a.kernel_size or 2, n)
-    local s_, d_ = make_tuple(a.stride or k_, n), make_tuple(a.dilation or 1, n)
+    local k_, stride, dilation = pool_args("max_unpool2d", self, a, n)
+    if #k_ ~= n then fail("max_unpool2d: kernel_size needs %d values, got %d", n, #k_) end
+    local s_, d_ = make_tuple(stride, n), make_tuple(dilation, n)
     local p_ = flat_to_grouped(pool_pads(a.padding or 0, n, "max_unpool2d"))
-    for _, v in ipairs({{"kernel_size", k_}, {"stride", s_}, {"dilation", d_}}) do
-      if #v[2] ~= n then fail("max_unpool2d: %s needs %d values, got %d", v[1], n, #v[2]) end
-    end
     for i = 1, n do out[i] = (spatial[i] - 1) * s_[i] - (p_[i][1] + p_[i][2]) + d_[i] * (k_[i] - 1) + 1 end
   end
   for i = 1, n do

@@ -828,6 +828,10 @@ T.test("losses: cross_entropy, nll_loss, binary_crossentropy (and from logits), 
   T.raises("cross_entropy: reduction must be one of mean, sum or none, got avg",
     function() return a:cross_entropy(Tensor(targets), {reduction = "avg"}) end)
   T.raises("cross_entropy: shape mismatch: input (2, 3), target (3,)", function() return a:cross_entropy(Tensor{1, 2, 0}) end)
+  T.raises("cross_entropy: label_smoothing must be in [0, 1], got 1.5",
+           function() return a:cross_entropy(Tensor{1, 2}, {label_smoothing = 1.5}) end)
+  T.raises("sparse_categorical_crossentropy: label_smoothing must be a number, got string",
+           function() return a:sparse_categorical_crossentropy(Tensor{1, 2}, {label_smoothing = "x"}) end)
 end)
 
 T.test("sequential applies its functions in turn", function()

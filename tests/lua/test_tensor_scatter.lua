@@ -204,6 +204,7 @@ T.test("max_unpool2d puts max_pool2d's values back at its indices", function()
        {{{{0, 0, 0, 0, 0}, {6, 0, 8, 0, 0}, {0, 0, 0, 14, 0}, {16, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}}})
   T.eq(op_counts(o:max_unpool2d(i)),
        "ADD=6 CAST=14 CMPNE=4 EXPAND=27 MUL=2 PAD=3 PERMUTE=5 REDUCE_AXIS=6 RESHAPE=55 SHRINK=12 WHERE=3")
+  T.raises("max_unpool2d: stride must be positive integers, got 0", function() return o:max_unpool2d(i, {stride = 0}) end)
   T.raises("max_unpool2d: expected (bs, c, *spatial), got (4,)", function() return Tensor{1, 2, 3, 4}:max_unpool2d(Tensor{0}) end)
 end)
 

@@ -244,6 +244,41 @@ static bool too_deep(Ref *r, int depth) {
 
 static bool compile(Ref *r, Prog *g, int k, int depth);
 
+/* the CONST under u's movement ops (a PAD aside) and casts, or NULL: a
+ * constant tensor, which tinygrad inlines into the kernel that uses it */
+static const UOp *constant_under(const UOp *u) {
+    while (is_movement(uop_op(u)) || uop_op(u) == OP_CAST) {
+        if (uop_op(u) == OP_PAD) return NULL;
+        u = u->src[0];
+    }
+    return uop_op(u) == OP_CONST ? u : NULL;
+}
+
+static bool const_is_zero(const UOp *c) {
+    const Arg *a = c->arg;
+    return a && ((a->kind == ARG_FLOAT && a->v.f == 0) || (a->kind == ARG_INT && a->v.i == 0) ||
+                 (a->kind == ARG_BOOL && !a->v.b));
+}
+
+/* A float MUL of a constant zero and something not constant is +0.0 here,
+ * whatever the other factor holds (NaN, an infinity, a negative number), as
+ * tinygrad's symbolic_simple folds x * 0 before any kernel runs; compiled
+ * as 0 * 0 so the sign is the fold's.  *done false with nothing emitted
+ * when k is not one. */
+static bool compile_times_zero(Ref *r, Prog *g, int k, int depth, bool *done) {
+    const RNode *nd = &r->nodes[k];
+    const UOp *u = nd->u;
+    *done = false;
+    if (uop_op(u) != OP_MUL || !dt_is_float(u->dtype)) return true;
+    const UOp *c0 = constant_under(u->src[0]), *c1 = constant_under(u->src[1]);
+    if ((c0 != NULL) == (c1 != NULL)) return true;
+    int zero = c0 ? 0 : 1;
+    if (!const_is_zero(c0 ? c0 : c1)) return true;
+    *done = true;
+    return compile(r, g, nd->src[zero], depth + 1) && compile(r, g, nd->src[zero], depth + 1) &&
+           emit(r, g, RI_ALU, k, -1);
+}
+
 /* a float MUL by a reciprocal, compiled as FDIV (division.h); *done false
  * with nothing emitted when k is not one */
 static bool compile_division(Ref *r, Prog *g, int k, int depth, bool *done) {
@@ -295,7 +330,9 @@ static bool compile(Ref *r, Prog *g, int k, int depth) {
         return compile(r, g, nd->src[0], depth + 1) && emit(r, g, RI_BITCAST, k, -1);
     }
     if (op_is_alu(op)) {
-        bool division;
+        bool division, times_zero;
+        if (!compile_times_zero(r, g, k, depth, &times_zero)) return false;
+        if (times_zero) return true;
         if (!compile_division(r, g, k, depth, &division)) return false;
         if (division) return true;
         for (int i = 0; i < u->nsrc && i < 3; i++)

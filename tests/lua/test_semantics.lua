@@ -111,6 +111,30 @@ T.test("constant folding of MAX and < with NaN follows the same rule", function(
   T.eq(uop.simplify(lt(f(2.0), f(1.0))):arg(), false)
 end)
 
+-- ---------------------------------------------------------------- x * 0
+-- tinygrad's symbolic_simple folds a float x * 0 to +0.0 before any kernel
+-- runs, whatever x holds; a product of two constants is folded as IEEE
+-- arithmetic, and a zero read from a buffer is not folded.  Expected values
+-- from tinygrad v0.12.0, CPU=1 CPU_LLVM=1:
+--   x = Tensor([-1.5, 2.0, 0.0]); (x / 0 * 0).tolist() -> [0.0, 0.0, 0.0]
+--   (x / 0 * 0).isnan() -> [False, False, False]; 1 / (x * 0 - 0.0) -> [inf, inf, inf]
+--   (x * Tensor.zeros(3).contiguous()).tolist() -> [-0.0, 0.0, 0.0]
+--   (Tensor.full((2,), float("inf")) * 0).tolist() -> [nan, nan]
+local function xs() return Tensor({-1.5, 2.0, 0.0}) end
+
+T.test("x * 0 is +0.0 whatever x holds, as tinygrad folds it, at every point", function()
+  check_everywhere(xs() / 0 * 0, {0.0, 0.0, 0.0}, "x / 0 * 0")
+  check_everywhere((xs() / 0 * 0):isnan(), {false, false, false}, "(x / 0 * 0):isnan()")
+  check_everywhere(1 / (xs() * 0 - 0.0), {1 / 0, 1 / 0, 1 / 0}, "1 / (x * 0 - 0.0)")
+  local k = uop.compile(xs() / 0 * 0):kernel(1)
+  T.eq(k:bisect{quiet = true}, nil, "no stage differs from the reference")
+end)
+
+T.test("x * 0 is not folded for a zero in a buffer, nor between constants", function()
+  check_everywhere(xs() * Tensor.zeros(3):contiguous(), {-0.0, 0.0, 0.0}, "x * zeros:contiguous()")
+  check_everywhere(Tensor.full({2}, 1 / 0) * 0, {nan, nan}, "inf constant * 0")
+end)
+
 -- ---------------------------------------------------------------- float16
 -- tinygrad's LLVM backend renders half ALU ops as LLVM half instructions, and
 -- each is rounded to half (the clang backend, CPU's default, does __fp16 math

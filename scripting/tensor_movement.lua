@@ -52,6 +52,10 @@ function Tensor:reshape(...)
   end
   if infer then
     if known == 0 then fail("reshape: cannot infer -1 of %s with a zero-size dimension", fmt_shape(shape)) end
+    if self:numel() % known ~= 0 then
+      fail("reshape: cannot infer -1 of %s for %s: %d elements are not a multiple of %d", fmt_shape(shape),
+        fmt_shape(self._shape), self:numel(), known)
+    end
     shape[infer] = self:numel() // known
   end
   if prod(shape) ~= self:numel() then

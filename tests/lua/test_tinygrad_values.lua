@@ -3,9 +3,9 @@
 -- computed for them (tests/golden/tinygrad_op_values.txt, written by
 -- scripts/capture_tinygrad_values.py): each case's Lua column is run on the
 -- same inputs and must give tinygrad's dtype, shape and values (integers and
--- booleans exactly, floats within a few units in the last place), through
--- uop.reference and through the JIT with validation; a case tinygrad refuses
--- must raise an error here too.
+-- booleans exactly, floats as value_matches says), through uop.reference and
+-- through the JIT with validation; a case tinygrad refuses must raise an
+-- error here too.
 local T = ...
 local d = uop.dtypes
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."

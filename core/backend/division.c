@@ -21,13 +21,15 @@ static const UOp *reciprocal_below(const UOp *s, const DType *want) {
     if (rdt != want || s->nsrc != 1) return NULL;
     for (int i = 0; i < ncasts; i++)
         if (casts[i] != rdt && !dt_can_lossless_cast(rdt, casts[i])) return NULL;
-    const UOp *c = s->src[0];
-    while (c->nsrc >= 1 && (is_view(uop_op(c)) || uop_op(c) == OP_CAST || uop_op(c) == OP_DETACH ||
-                            uop_op(c) == OP_CONTIGUOUS_BACKWARD))
-        c = c->src[0];
-    if ((uop_op(c) == OP_CONST || uop_op(c) == OP_VCONST) && (rdt->scalar->sk == SK_FLOAT32 || rdt->scalar->sk == SK_FLOAT64))
-        return NULL;
+    if (inlined_const(s->src[0]) && (rdt->scalar->sk == SK_FLOAT32 || rdt->scalar->sk == SK_FLOAT64)) return NULL;
     return s;
+}
+
+const UOp *inlined_const(const UOp *s) {
+    while (s->nsrc >= 1 && (is_view(uop_op(s)) || uop_op(s) == OP_CAST || uop_op(s) == OP_DETACH ||
+                            uop_op(s) == OP_CONTIGUOUS_BACKWARD))
+        s = s->src[0];
+    return uop_op(s) == OP_CONST || uop_op(s) == OP_VCONST ? s : NULL;
 }
 
 int mul_reciprocal_side(const UOp *u, const UOp **recip) {

@@ -24,4 +24,11 @@
  * then multiplies). */
 int mul_reciprocal_side(const UOp *u, const UOp **recip);
 
+/* The CONST or VCONST that s is, reached through what leaves a value
+ * unchanged in its user's kernel (as above: movement ops other than PAD,
+ * DETACH, CONTIGUOUS_BACKWARD, CASTs), or NULL: a constant tensor, which
+ * tinygrad inlines into that kernel, so its rewrites see the constant
+ * there.  The tensor reference folds a float x * 0 by it. */
+const UOp *inlined_const(const UOp *s);
+
 #endif

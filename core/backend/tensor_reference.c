@@ -244,16 +244,6 @@ static bool too_deep(Ref *r, int depth) {
 
 static bool compile(Ref *r, Prog *g, int k, int depth);
 
-/* the CONST under u's movement ops (a PAD aside) and casts, or NULL: a
- * constant tensor, which tinygrad inlines into the kernel that uses it */
-static const UOp *constant_under(const UOp *u) {
-    while (is_movement(uop_op(u)) || uop_op(u) == OP_CAST) {
-        if (uop_op(u) == OP_PAD) return NULL;
-        u = u->src[0];
-    }
-    return uop_op(u) == OP_CONST ? u : NULL;
-}
-
 static bool const_is_zero(const UOp *c) {
     const Arg *a = c->arg;
     return a && ((a->kind == ARG_FLOAT && a->v.f == 0) || (a->kind == ARG_INT && a->v.i == 0) ||
@@ -270,7 +260,7 @@ static bool compile_times_zero(Ref *r, Prog *g, int k, int depth, bool *done) {
     const UOp *u = nd->u;
     *done = false;
     if (uop_op(u) != OP_MUL || !dt_is_float(u->dtype)) return true;
-    const UOp *c0 = constant_under(u->src[0]), *c1 = constant_under(u->src[1]);
+    const UOp *c0 = inlined_const(u->src[0]), *c1 = inlined_const(u->src[1]);
     if ((c0 != NULL) == (c1 != NULL)) return true;
     int zero = c0 ? 0 : 1;
     if (!const_is_zero(c0 ? c0 : c1)) return true;

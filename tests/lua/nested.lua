@@ -1,5 +1,5 @@
 -- nested.lua - nested Lua tables as tensors for the Tensor tests: build one
--- from a function of its indices, map over its leaves, print it, and
+-- from a function of its indices, map over or flatten its leaves, print it, and
 -- compare two deeply (exact, or within a relative tolerance).
 --   local N = T.load("nested.lua")
 local N = {}
@@ -23,6 +23,14 @@ function N.map(v, f)
   local r = {}
   for i = 1, #v do r[i] = N.map(v[i], f) end
   return r
+end
+
+-- the leaves in row-major order, as a flat list (a scalar gives {v})
+function N.flat(v, out)
+  out = out or {}
+  if type(v) ~= "table" then out[#out + 1] = v return out end
+  for i = 1, #v do N.flat(v[i], out) end
+  return out
 end
 
 function N.show(v)

@@ -16,12 +16,7 @@ local function show(v)
   return "{" .. table.concat(s, ", ") .. "}"
 end
 
-local function flat(v, out)
-  out = out or {}
-  if type(v) ~= "table" then out[#out + 1] = v return out end
-  for _, x in ipairs(v) do flat(x, out) end
-  return out
-end
+local flat = T.load("nested.lua").flat
 
 -- equal element by element, NaN equal to NaN, -0.0 apart from 0.0
 local function same_value(a, b)

@@ -76,11 +76,7 @@ local function parse_value(text)
   return tonumber(text) -- a float, -0.0 included
 end
 
-local function flatten(v, out)
-  if type(v) ~= "table" then out[#out + 1] = v return out end
-  for i = 1, #v do flatten(v[i], out) end
-  return out
-end
+local flatten = T.load("nested.lua").flat
 
 -- whether got matches want: integers and booleans exactly; NaN matches NaN,
 -- infinities match exactly.  Floats from the JIT, which builds tinygrad's
@@ -117,15 +113,15 @@ local function compare(t, want, how)
   if shape_text(t) ~= want.shape then return string.format("shape %s, tinygrad %s", shape_text(t), want.shape) end
   local got
   if how == "reference" then
-    got = flatten(uop.reference(t), {})
+    got = flatten(uop.reference(t))
   elseif t:numel() == 0 then
     -- no kernel computes an empty tensor (uop.compile refuses one); the
     -- front end's realize makes its empty buffer
-    got = flatten(t:tolist(), {})
+    got = flatten(t:tolist())
   else
     local outs, rep = uop.compile(t):run{validate = true, quiet = true}
     if not rep.ok then return "JIT validation: " .. rep.text end
-    got = flatten(uop.buffer_values(outs[1], t:shape()), {})
+    got = flatten(uop.buffer_values(outs[1], t:shape()))
   end
   if #got ~= #want.values then return string.format("%s: %d values, tinygrad %d", how, #got, #want.values) end
   local is_float = dtype:match("^float") ~= nil

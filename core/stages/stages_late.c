@@ -129,14 +129,15 @@ static const UOp *not_lt_const(const Match *m, void *ud) {   /* !(x < c) -> c-1 
     (void)ud;
     int64_t c;
     const UOp *x = GET("x");
-    if (!is_const_int(GET("c"), &c) || c == dt_min_int(x->dtype->scalar)) return NULL;
+    /* c may lie outside x's dtype (a wide Lua integer): c - 1 must not overflow */
+    if (!is_const_int(GET("c"), &c) || c == dt_min_int(x->dtype->scalar) || c == INT64_MIN) return NULL;
     return uop_binary(CTX, OP_CMPLT, uop_const_int(CTX, x->dtype, c - 1), x);
 }
 static const UOp *not_const_lt(const Match *m, void *ud) {   /* !(c < x) -> x < c+1 */
     (void)ud;
     int64_t c;
     const UOp *x = GET("x");
-    if (!is_const_int(GET("c"), &c) || c == dt_max_int(x->dtype->scalar)) return NULL;
+    if (!is_const_int(GET("c"), &c) || c == dt_max_int(x->dtype->scalar) || c == INT64_MAX) return NULL;
     return uop_binary(CTX, OP_CMPLT, x, uop_const_int(CTX, x->dtype, c + 1));
 }
 static const UOp *neg_lt_scaled(const Match *m, void *ud) {   /* -x < y*c -> y*(-c) < x */

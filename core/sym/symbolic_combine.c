@@ -100,7 +100,8 @@ static const UOp *distribute_neg_const(const Match *m, void *ud) {
     (void)ud;
     int64_t c1;
     const UOp *x = GET("x");
-    if (!sym_const_int(GET("c"), &c1) || !sym_is_int(x)) return NULL;
+    /* -c1 of the most negative int64 is not an int64 */
+    if (!sym_const_int(GET("c"), &c1) || !sym_is_int(x) || c1 == INT64_MIN) return NULL;
     return sym_add(CTX, sym_neg(CTX, x), sym_const_like(CTX, x, -c1));
 }
 static const UOp *distribute_const_mul_index(const Match *m, void *ud) {
@@ -204,7 +205,7 @@ static const UOp *lt_mul_const(const Match *m, void *ud) {
     int64_t c0, c1;
     if (!sym_is_index(x) || !sym_const_int(GET("c0"), &c0) || !sym_const_int(GET("c1"), &c1)) return NULL;
     if (c0 > 0 && c1 > 0) return sym_bin(CTX, OP_CMPLT, x, sym_const_like(CTX, x, -floordiv(-c1, c0)));
-    if (c0 < 0 && c0 != -1 && c1 <= 0 && c1 != INT64_MIN)
+    if (c0 < 0 && c0 != -1 && c0 != INT64_MIN && c1 <= 0 && c1 != INT64_MIN)
         return sym_bin(CTX, OP_CMPLT, sym_neg(CTX, x), sym_const_like(CTX, x, -floordiv(-c1, -c0)));
     return NULL;
 }

@@ -447,3 +447,30 @@ T.test("eval names a variable whose name holds newlines on one line", function()
   T.contains(msg, "eval: value 20 of 'a\\nb' is outside its bounds [0, 10]")
   T.ok(not msg:find("\n", 1, true), msg)
 end)
+
+-- ---------------------------------------------------------------- int64 edges in rules
+
+T.test("comparisons with the extreme Lua integers fold without overflowing", function()
+  -- !(c < x) -> x < c+1 and !(x < c) -> c-1 < x must not step past int64
+  -- (UBSan stopped here); the kernels agree with the reference.  tinygrad
+  -- answers true for both: it folds c < x by c's unbounded value, where
+  -- the reference and the kernel read c as an int32 (noted, not matched)
+  local x = Tensor.new({{1, 2, 3}, {4, 5, 6}}, "int32")
+  for _, case in ipairs{{"le max", x:le(math.maxinteger)}, {"ge min", x:ge(math.mininteger)}} do
+    local outs, rep = uop.compile(case[2]):run{validate = true, quiet = true}
+    T.ok(rep.ok, case[1] .. ": the kernel agrees with the reference")
+    T.eq(#uop.buffer_values(outs[1], {6}), 6, case[1])
+  end
+end)
+
+T.test("-1*(x + INT64_MIN) and x*INT64_MIN < c are left as they are, values kept", function()
+  local x = uop.var("x", 0, 10):cast("int64")
+  local e = (x + uop.const("int64", math.mininteger)) * uop.const("int64", -1)
+  local s = uop.simplify(e)
+  T.eq(s:eval{x = 3}, e:eval{x = 3})
+  T.eq(s:eval{x = 3}, math.maxinteger - 2)
+  local i = uop.var("i", 0, 10)
+  local c = (i * uop.const("index", math.mininteger)):lt(uop.const("index", -5))
+  local sc = uop.simplify(c)
+  for _, v in ipairs{0, 1, 10} do T.eq(sc:eval{i = v}, c:eval{i = v}) end
+end)

@@ -33,6 +33,7 @@
     X(tensor_sort)        \
     X(tensor_scatter)     \
     X(tensor_realize)     \
+    X(tensor_grad)        \
     X(tensor_names)       \
     X(tensor_errors)
 

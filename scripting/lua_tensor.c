@@ -470,6 +470,42 @@ static int t_shape(lua_State *L) {
     return 1;
 }
 
+/* uop._shapes(u): the shape of every node of u's graph, keyed by node id (a
+ * list, or false for a node without one): one walk of the graph, where
+ * uop.shape walks it once a call */
+static int t_shapes(lua_State *L) {
+    const UOp *u = tensor_or_uop(L, 1);
+    size_t n;
+    const UOp **topo = uop_toposort(u, &n);
+    Shape *shapes = topo ? malloc(n * sizeof *shapes) : NULL;
+    if (!shapes) {
+        free(topo);
+        return luaL_error(L, "shapes: out of memory");
+    }
+    char err[512] = "";
+    if (!uop_shapes(topo, n, shapes, err, sizeof err) || !lua_checkstack(L, 4)) {
+        free(shapes);
+        free(topo);
+        return luaL_error(L, "%s", err[0] ? err : "shapes: stack overflow");
+    }
+    lua_createtable(L, 0, (int)(n < 1u << 20 ? n : 0));
+    for (size_t i = 0; i < n; i++) {
+        if (shapes[i].ndim < 0) {
+            lua_pushboolean(L, 0);
+        } else {
+            lua_createtable(L, shapes[i].ndim, 0);
+            for (int k = 0; k < shapes[i].ndim; k++) {
+                lua_pushinteger(L, shapes[i].d[k]);
+                lua_rawseti(L, -2, k + 1);
+            }
+        }
+        lua_rawseti(L, -2, topo[i]->id);
+    }
+    free(shapes);
+    free(topo);
+    return 1;
+}
+
 /* uop._has_data(u): whether u is a BUFFER with host data */
 static int t_has_data(lua_State *L) {
     lua_pushboolean(L, luop_buffer_data(L, luop_check(L, 1)) != NULL);
@@ -539,7 +575,7 @@ static int t_least_upper(lua_State *L) {
 
 static const luaL_Reg tensor_funcs[] = {
     {"buffer", t_buffer}, {"buffer_values", t_buffer_values}, {"_buffer_values", t_buffer_values}, {"reference", t_reference},
-    {"shape", t_shape}, {"_has_data", t_has_data}, {"_unique", t_unique}, {"_dtype_info", t_dtype_info},
+    {"shape", t_shape}, {"_shapes", t_shapes}, {"_has_data", t_has_data}, {"_unique", t_unique}, {"_dtype_info", t_dtype_info},
     {"_least_upper", t_least_upper}, {"_random_buffer", t_random_buffer}, {NULL, NULL}};
 
 void luop_open_tensor(lua_State *L) {

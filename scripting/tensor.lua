@@ -73,6 +73,7 @@
 --   tensor_sort.lua         sort, argsort, topk (a bitonic network)
 --   tensor_scatter.lua      scatter, scatter_reduce, masked_select
 --   tensor_realize.lua      realize, tolist, item, tostring
+--   tensor_grad.lua         gradient, requires_grad_, backward
 --   tensor_names.lua        tinygrad's parameter names for the functions
 --                           written with positional ones: x:cumsum{axis=1}
 --   tensor_errors.lua       wraps every Tensor function so that an error

@@ -457,5 +457,6 @@ end
 
 -- for the parts that follow
 shared.reshape_raw = reshape_raw
+shared.pad_raw = pad_raw
 shared.broadcast_to = broadcast_to
 shared.shrink_to = shrink_to

@@ -53,6 +53,9 @@ local SIGNATURES = {
   arange = {"start", "stop", "step", "dtype", takes = 3, static = true},
   linspace = {"start", "stop", "steps", "dtype", takes = 3, static = true},
   randperm = {"n", "dtype", takes = 1, static = true},
+  -- gradients
+  backward = {"gradient"},
+  requires_grad_ = {"requires_grad"},
 }
 
 -- Lua spells Python's keyword-like names with a trailing underscore

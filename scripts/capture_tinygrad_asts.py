@@ -108,6 +108,16 @@ def prog_shared_broadcast():
     return s.reshape(3, 1).expand(3, 4) + s.reshape(1, 3).expand(4, 3).T
 
 
+def prog_grad_softmax():
+    x = data((4, 8))
+    return (x.softmax() * data((4, 8), start=-10.0)).sum().gradient(x)[0]
+
+
+def prog_grad_relu_matmul():
+    w = data((3, 4), start=-5.0)
+    return (data((2, 3)) @ w).relu().sum().gradient(w)[0]
+
+
 PROGRAMS = {
     "matmul": prog_matmul,
     "matmul16": prog_matmul16,
@@ -126,6 +136,8 @@ PROGRAMS = {
     "int_div": prog_int_div,
     "arange_sum": prog_arange_sum,
     "shared_broadcast": prog_shared_broadcast,
+    "grad_softmax": prog_grad_softmax,
+    "grad_relu_matmul": prog_grad_relu_matmul,
 }
 
 

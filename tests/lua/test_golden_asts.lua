@@ -49,6 +49,14 @@ local PROGRAMS = {
     local s = data({3, 4}, 1.0):sum(1)
     return s:reshape(3, 1):expand(3, 4) + s:reshape(1, 3):expand(4, 3):transpose()
   end},
+  {"grad_softmax", function()
+    local x = data({4, 8}, 1.0)
+    return (x:softmax() * data({4, 8}, -10.0)):sum():gradient(x)[1]
+  end},
+  {"grad_relu_matmul", function()
+    local w = data({3, 4}, -5.0)
+    return data({2, 3}, 1.0):matmul(w):relu():sum():gradient(w)[1]
+  end},
 }
 
 -- the kernel ASTs of a golden file, in schedule order: blocks that each
@@ -86,6 +94,9 @@ end
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
 local KNOWN = {
+  grad_relu_matmul = "the gradient is a PERMUTE of what the kernel computes; tinygrad realizes the SINK's "
+    .. "sources without their movement ops (x.base: the 4x3 product, stored in its own order, and the tensor "
+    .. "a view of it), uopdb stores the permuted 3x4",
   shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "
     .. "read through an EXPAND, cleanup_dead_axes); uopdb stores all 12",
 }

@@ -59,13 +59,23 @@ local function from_uop(u)
   return wrap(u, shape)
 end
 
--- Tensor.new(data [, dtype]): data a nested table, a number or boolean (a
--- constant of shape ()), a UOp of a tensor graph, or a Tensor
+local new_tensor
+
+-- Tensor.new(data [, dtype | {dtype =, requires_grad =}]): data a nested
+-- table, a number or boolean (a constant of shape ()), a UOp of a tensor
+-- graph, or a Tensor; requires_grad marks it for backward (requires_grad_)
 function Tensor.new(data, dtype)
+  local requires_grad
   if is_opts(dtype) then
-    check_options("Tensor", dtype, DTYPE_ONLY)
-    dtype = dtype.dtype
+    check_options("Tensor", dtype, {dtype = true, requires_grad = true})
+    dtype, requires_grad = dtype.dtype, dtype.requires_grad
   end
+  local t = new_tensor(data, dtype)
+  if requires_grad ~= nil then t:requires_grad_(requires_grad) end
+  return t
+end
+
+function new_tensor(data, dtype)
   local dt = dtype and to_dtype(dtype)
   if is_tensor(data) then return dt and data:cast(dt) or data end
   if type(data) == "userdata" then return from_uop(data) end

@@ -157,6 +157,17 @@ T.test("backward: marked tensors get .grad, which adds up over calls; others get
   T.raises("backward: Tensor(2,) float32 is not a scalar", function() return w:exp():backward() end)
 end)
 
+T.test("Tensor.new takes requires_grad as tinygrad's Tensor does", function()
+  local x = Tensor.new({1.0, 2.0}, {requires_grad = true})
+  local y = Tensor.new({3.0, 4.0}, {dtype = "float32", requires_grad = false})
+  T.eq(x.requires_grad, true)
+  T.eq(y.requires_grad, false)
+  ;(x * y):sum():backward()
+  both(x.grad, {3, 4}, 0, "x.grad")
+  T.eq(y.grad, nil, "y.grad")
+  T.raises("unknown option 'requires'", function() return Tensor.new({1.0}, {requires = true}) end)
+end)
+
 T.test("requires_grad_ on a constant makes it unique: equal constants keep their own gradients", function()
   local a = Tensor.new(2.0):requires_grad_()
   local b = Tensor.new(2.0)

@@ -75,9 +75,10 @@ end
 
 local LN2 = math.log(2)
 
--- gradient of x reduced to ret by op (ctx has ret's shape, reduced axes 1)
+-- gradient of src reduced to ret by op (ctx has ret's shape: the reduced
+-- axes are kept as 1, so broadcasting back to src needs no reshape)
 local function reduce_gradient(ctx, ret, src, op)
-  local function to_input(x) return broadcast_to(reshape_raw(x, x._shape), src._shape) end
+  local function to_input(x) return broadcast_to(x, src._shape) end
   if op == "ADD" then return {to_input(ctx)} end
   if op == "MAX" then
     local mask = cast(eq(src, to_input(ret)), ctx._dtype)
@@ -253,7 +254,7 @@ function Tensor:gradient(...)
       end
       got = const_like(t, 0)
     end
-    out[i] = wrap(got.uop, copy(t._shape), t._dtype)
+    out[i] = wrap(got.uop, copy(t._shape), got._dtype)
   end
   return out
 end

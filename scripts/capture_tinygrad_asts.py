@@ -118,6 +118,21 @@ def prog_grad_relu_matmul():
     return (data((2, 3)) @ w).relu().sum().gradient(w)[0]
 
 
+def prog_grad_matmul_left():
+    x = data((2, 3))
+    return (x @ data((3, 4), start=-5.0)).relu().sum().gradient(x)[0]
+
+
+def prog_grad_conv2d():
+    x = data((1, 2, 5, 5))
+    return (x.conv2d(data((3, 2, 3, 3), start=-20.0)) * data((1, 3, 3, 3), start=-13.0)).sum().gradient(x)[0]
+
+
+def prog_grad_layernorm():
+    x = data((2, 4))
+    return (x.layernorm() * data((2, 4), start=-3.0)).sum().gradient(x)[0]
+
+
 PROGRAMS = {
     "matmul": prog_matmul,
     "matmul16": prog_matmul16,
@@ -138,6 +153,9 @@ PROGRAMS = {
     "shared_broadcast": prog_shared_broadcast,
     "grad_softmax": prog_grad_softmax,
     "grad_relu_matmul": prog_grad_relu_matmul,
+    "grad_matmul_left": prog_grad_matmul_left,
+    "grad_conv2d": prog_grad_conv2d,
+    "grad_layernorm": prog_grad_layernorm,
 }
 
 

@@ -57,6 +57,18 @@ local PROGRAMS = {
     local w = data({3, 4}, -5.0)
     return data({2, 3}, 1.0):matmul(w):relu():sum():gradient(w)[1]
   end},
+  {"grad_matmul_left", function()
+    local x = data({2, 3}, 1.0)
+    return x:matmul(data({3, 4}, -5.0)):relu():sum():gradient(x)[1]
+  end},
+  {"grad_conv2d", function()
+    local x = data({1, 2, 5, 5}, 1.0)
+    return (x:conv2d(data({3, 2, 3, 3}, -20.0)) * data({1, 3, 3, 3}, -13.0)):sum():gradient(x)[1]
+  end},
+  {"grad_layernorm", function()
+    local x = data({2, 4}, 1.0)
+    return (x:layernorm() * data({2, 4}, -3.0)):sum():gradient(x)[1]
+  end},
 }
 
 -- the kernel ASTs of a golden file, in schedule order: blocks that each
@@ -94,6 +106,10 @@ end
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
 local KNOWN = {
+  grad_conv2d = "the weight load's gate is the AND of the same two clauses (rows, columns) in the other order: "
+    .. "uopdb reuses the input load's gate, tinygrad builds its own",
+  grad_layernorm = "tinygrad gives the gradient of the centred input (read by a reduce and by the last kernel) a "
+    .. "buffer of its own, 6 kernels; uopdb computes it again in both, 5 kernels",
   grad_relu_matmul = "the gradient is a PERMUTE of what the kernel computes; tinygrad realizes the SINK's "
     .. "sources without their movement ops (x.base: the 4x3 product, stored in its own order, and the tensor "
     .. "a view of it), uopdb stores the permuted 3x4",

@@ -99,6 +99,7 @@ expect_eq "syntax error: goes on" "after syntax error" "$out"
 run $':help\n'
 expect_has ":help lists commands" ":load FILE" "$out"
 expect_has ":help lists the module" "uop.rewrite(root, rules" "$out"
+expect_has ":help lists gradients" "loss:gradient(x, w)" "$out"
 
 printf 'z = 7\nprint("loaded")\n' >"$tmp/load.lua"
 run $":load $tmp/load.lua"$'\nz * 2\n'

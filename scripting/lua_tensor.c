@@ -452,58 +452,56 @@ static int t_reference(lua_State *L) {
     return 1;
 }
 
+/* a shape as a Lua list of its dims */
+static void push_shape(lua_State *L, const Shape *s) {
+    lua_createtable(L, s->ndim, 0);
+    for (int i = 0; i < s->ndim; i++) {
+        lua_pushinteger(L, s->d[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
 /* uop.shape(u): the tensor shape as a list, nil for a node without one */
 static int t_shape(lua_State *L) {
     const UOp *u = tensor_or_uop(L, 1);
     Shape s;
     char err[512];
     if (!uop_shape(u, &s, err, sizeof err)) return luaL_error(L, "%s", err);
-    if (s.ndim < 0) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lua_createtable(L, s.ndim, 0);
-    for (int i = 0; i < s.ndim; i++) {
-        lua_pushinteger(L, s.d[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
+    if (s.ndim < 0) lua_pushnil(L);
+    else push_shape(L, &s);
     return 1;
 }
 
 /* uop._shapes(u): the shape of every node of u's graph, keyed by node id (a
- * list, or false for a node without one): one walk of the graph, where
- * uop.shape walks it once a call */
+ * list, or false for a node without one), and the graph's nodes in
+ * toposort order: one walk of the graph, where uop.shape walks it once a
+ * call */
 static int t_shapes(lua_State *L) {
     const UOp *u = tensor_or_uop(L, 1);
+    const UOp **topo;
     size_t n;
-    const UOp **topo = uop_toposort(u, &n);
-    Shape *shapes = topo ? malloc(n * sizeof *shapes) : NULL;
-    if (!shapes) {
-        free(topo);
-        return luaL_error(L, "shapes: out of memory");
-    }
-    char err[512] = "";
-    if (!uop_shapes(topo, n, shapes, err, sizeof err) || !lua_checkstack(L, 4)) {
+    char err[512];
+    Shape *shapes = uop_graph_shapes(u, &topo, &n, err, sizeof err);
+    if (!shapes) return luaL_error(L, "%s", err);
+    if (!lua_checkstack(L, 6)) {
         free(shapes);
         free(topo);
-        return luaL_error(L, "%s", err[0] ? err : "shapes: stack overflow");
+        return luaL_error(L, "shapes: stack overflow");
     }
     lua_createtable(L, 0, (int)(n < 1u << 20 ? n : 0));
     for (size_t i = 0; i < n; i++) {
-        if (shapes[i].ndim < 0) {
-            lua_pushboolean(L, 0);
-        } else {
-            lua_createtable(L, shapes[i].ndim, 0);
-            for (int k = 0; k < shapes[i].ndim; k++) {
-                lua_pushinteger(L, shapes[i].d[k]);
-                lua_rawseti(L, -2, k + 1);
-            }
-        }
+        if (shapes[i].ndim < 0) lua_pushboolean(L, 0);
+        else push_shape(L, &shapes[i]);
         lua_rawseti(L, -2, topo[i]->id);
+    }
+    lua_createtable(L, (int)(n < 1u << 20 ? n : 0), 0);
+    for (size_t i = 0; i < n; i++) {
+        luop_push(L, topo[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     free(shapes);
     free(topo);
-    return 1;
+    return 2;
 }
 
 /* uop._has_data(u): whether u is a BUFFER with host data */

@@ -59,23 +59,8 @@ local function from_uop(u)
   return wrap(u, shape)
 end
 
-local new_tensor
-
--- Tensor.new(data [, dtype | {dtype =, requires_grad =}]): data a nested
--- table, a number or boolean (a constant of shape ()), a UOp of a tensor
--- graph, or a Tensor; requires_grad marks it for backward (requires_grad_)
-function Tensor.new(data, dtype)
-  local requires_grad
-  if is_opts(dtype) then
-    check_options("Tensor", dtype, {dtype = true, requires_grad = true})
-    dtype, requires_grad = dtype.dtype, dtype.requires_grad
-  end
-  local t = new_tensor(data, dtype)
-  if requires_grad ~= nil then t:requires_grad_(requires_grad) end
-  return t
-end
-
-function new_tensor(data, dtype)
+-- a tensor of data, which Tensor.new describes
+local function new_tensor(data, dtype)
   local dt = dtype and to_dtype(dtype)
   if is_tensor(data) then return dt and data:cast(dt) or data end
   if type(data) == "userdata" then return from_uop(data) end
@@ -97,6 +82,20 @@ function new_tensor(data, dtype)
   for i, v in ipairs(flat) do vals[i] = as_const(v, store) end
   local b = wrap(uop.buffer(store, vals), {#vals}, store)
   return reshape_raw(b, shape):cast(dt)
+end
+
+-- Tensor.new(data [, dtype | {dtype =, requires_grad =}]): data a nested
+-- table, a number or boolean (a constant of shape ()), a UOp of a tensor
+-- graph, or a Tensor; requires_grad marks it for backward (requires_grad_)
+function Tensor.new(data, dtype)
+  local requires_grad
+  if is_opts(dtype) then
+    check_options("Tensor", dtype, {dtype = true, requires_grad = true})
+    dtype, requires_grad = dtype.dtype, dtype.requires_grad
+  end
+  local t = new_tensor(data, dtype)
+  if requires_grad ~= nil then t:requires_grad_(requires_grad) end
+  return t
 end
 
 function Tensor.from_uop(u) return from_uop(u) end

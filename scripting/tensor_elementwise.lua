@@ -305,3 +305,4 @@ end
 
 -- for the parts that follow
 shared.inverse = inverse
+shared.alu = alu

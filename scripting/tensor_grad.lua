@@ -13,7 +13,7 @@ local fail, is_tensor, is_opts, is_float = shared.fail, shared.is_tensor, shared
 local wrap, copy, shape_eq, fmt_shape = shared.wrap, shared.copy, shared.shape_eq, shared.fmt_shape
 local const_tensor, broadcast_to, reshape_raw, pad_raw = shared.const_tensor, shared.broadcast_to,
   shared.reshape_raw, shared.pad_raw
-local check_options = shared.check_options
+local check_options, alu, reduce = shared.check_options, shared.alu, shared.reduce
 -- error messages show a Tensor by its shape, never by its elements
 local tostring = shared.show
 
@@ -22,13 +22,6 @@ local tostring = shared.show
 -- tinygrad's const_like: the value in t's dtype, broadcast to t's shape
 local function const_like(t, v) return broadcast_to(const_tensor(v, t._dtype), t._shape) end
 local function ufix(t, x) return is_tensor(x) and x or const_like(t, x) end
-
--- an ALU node over tensors of one shape (a's)
-local function alu(op, a, ...)
-  local src = {}
-  for i, t in ipairs({...}) do src[i] = t.uop end
-  return wrap(a.uop:alu(op, table.unpack(src)), copy(a._shape))
-end
 
 local function add(a, x) return alu("ADD", a, ufix(a, x)) end
 local function mul(a, x) return alu("MUL", a, ufix(a, x)) end
@@ -48,17 +41,6 @@ end
 local function cast(a, dt)
   if dt == a._dtype then return a end
   return wrap(a.uop:cast(dt), copy(a._shape), dt)
-end
-
--- UOp.r: REDUCE_AXIS over the axes that are not 1, keeping them as 1
-local function r(t, op, axes)
-  local red = {}
-  for _, a in ipairs(axes) do if t._shape[a + 1] ~= 1 then red[#red + 1] = a end end
-  table.sort(red)
-  if #red == 0 then return t end
-  local shape = copy(t._shape)
-  for _, a in ipairs(red) do shape[a + 1] = 1 end
-  return wrap(uop.new("REDUCE_AXIS", t._dtype, {t.uop}, {uop.ops[op], red}), shape, t._dtype)
 end
 
 -- the values of a movement op's integer vector (VCONST, one CONST, or none)
@@ -82,7 +64,7 @@ local function reduce_gradient(ctx, ret, src, op)
   if op == "ADD" then return {to_input(ctx)} end
   if op == "MAX" then
     local mask = cast(eq(src, to_input(ret)), ctx._dtype)
-    local count = r(mask, "ADD", ret.uop:arg()[2])
+    local count = reduce(mask, "ADD", ret.uop:arg()[2], true)
     return {mul(div(mask, to_input(count)), to_input(ctx))}
   end
   if op == "MUL" then return {div(to_input(mul(ctx, ret)), src)} end
@@ -126,7 +108,7 @@ local RULES = {
   EXPAND = function(ctx, ret, s)
     local axes = {}
     for i = 1, #ret._shape do if s[1]._shape[i] ~= ret._shape[i] then axes[#axes + 1] = i - 1 end end
-    return {r(ctx, "ADD", axes), false}
+    return {reduce(ctx, "ADD", axes, true), false}
   end,
   PAD = function(ctx, _, s, u)
     local before, arg = ivec_values(u:src()[2]), {}
@@ -153,10 +135,10 @@ local RULES = {
 
 -- ---------------------------------------------------------------- the walk
 
--- the nodes of root's graph that lie on a path to a target, sources first;
--- the walk does not pass through DETACH (tinygrad's _deepwalk)
-local function deepwalk(root, targets)
-  local order = root:toposort()
+-- the nodes of root's graph (order: its toposort) that lie on a path to a
+-- target, sources first; the walk does not pass through DETACH (tinygrad's
+-- _deepwalk)
+local function deepwalk(root, order, targets)
   local on_path = {}
   for _, u in ipairs(order) do
     local hit = false
@@ -191,10 +173,10 @@ end
 -- tinygrad's compute_gradient: the gradient of every node on a path from
 -- root to a target, root's being root_grad
 local function compute_gradient(root, root_grad, targets)
-  local shapes = uop._shapes(root)
+  local shapes, topo = uop._shapes(root)
   local function as_tensor(u) return wrap(u, copy(shapes[u:id()]), u:dtype()) end
   local grads = {[root:id()] = root_grad}
-  local order = deepwalk(root, targets)
+  local order = deepwalk(root, topo, targets)
   for i = #order, 1, -1 do
     local u = order[i]
     local ctx = grads[u:id()]
@@ -289,14 +271,20 @@ function Tensor:backward(gradient)
   end
   local in_graph = {}
   for _, u in ipairs(self.uop:toposort()) do in_graph[u:id()] = true end
-  local need, listed = {}, {}
+  -- the marked tensors still alive, in order (the list is compacted here,
+  -- so it holds no more entries than live marked tensors after a backward)
+  local need, listed, live = {}, {}, 0
   for k = 1, nmarked do
     local t = marked[k]
-    if t and rawget(t, "requires_grad") and in_graph[t.uop:id()] and not listed[t] then
-      need[#need + 1] = t
+    marked[k] = nil
+    if t and not listed[t] then
       listed[t] = true
+      live = live + 1
+      marked[live] = t
+      if rawget(t, "requires_grad") and in_graph[t.uop:id()] then need[#need + 1] = t end
     end
   end
+  nmarked = live
   if #need == 0 then return self end
   local args = {}
   for i, t in ipairs(need) do args[i] = t end

@@ -16,6 +16,8 @@ local I32 = dtypes.int32
 
 -- ---------------------------------------------------------------- reductions
 
+-- tinygrad's _reduce; with keepdim it is UOp.r: REDUCE_AXIS over the axes
+-- that are not 1, sorted, keeping them as 1 (self when there are none)
 local function reduce(self, op, axis, keepdim)
   local axes = #self._shape == 0 and {} or axes_list(self, axis)
   local red, seen = {}, {}
@@ -206,3 +208,6 @@ function Tensor:matmul(x, opts)
   if opts and opts.reverse then return x:dot(self, dot_opts) end
   return self:dot(x, dot_opts)
 end
+
+-- for the parts that follow
+shared.reduce = reduce

@@ -296,15 +296,24 @@ bool uop_shapes(const UOp *const *topo, size_t n, Shape *shapes, char *err, size
     return ok;
 }
 
+Shape *uop_graph_shapes(const UOp *u, const UOp ***topo, size_t *n, char *err, size_t errlen) {
+    *topo = uop_toposort(u, n);
+    Shape *shapes = *topo ? malloc(*n * sizeof *shapes) : NULL;
+    if (!shapes && err && errlen) snprintf(err, errlen, "out of memory");
+    if (shapes && uop_shapes(*topo, *n, shapes, err, errlen)) return shapes;
+    free(shapes);
+    free(*topo);
+    *topo = NULL;
+    return NULL;
+}
+
 bool uop_shape(const UOp *u, Shape *out, char *err, size_t errlen) {
+    const UOp **topo;
     size_t n;
-    const UOp **topo = uop_toposort(u, &n);
-    Shape *shapes = topo ? malloc(n * sizeof *shapes) : NULL;
-    bool ok = shapes != NULL;
-    if (!ok && err && errlen) snprintf(err, errlen, "out of memory");
-    if (ok) ok = uop_shapes(topo, n, shapes, err, errlen);
-    if (ok) *out = shapes[n - 1];
+    Shape *shapes = uop_graph_shapes(u, &topo, &n, err, errlen);
+    if (!shapes) return false;
+    *out = shapes[n - 1];
     free(shapes);
     free(topo);
-    return ok;
+    return true;
 }

@@ -25,6 +25,10 @@ typedef struct Shape {
 bool uop_shape(const UOp *u, Shape *out, char *err, size_t errlen);
 /* Shapes of every node of a toposort (uop_toposort order) into out[n]. */
 bool uop_shapes(const UOp *const *topo, size_t n, Shape *out, char *err, size_t errlen);
+/* u's toposort (*topo, *n) and the shape of each of its nodes, in that
+ * order; the caller frees both arrays.  NULL (nothing to free) with a
+ * message in err when out of memory or ill-shaped. */
+Shape *uop_graph_shapes(const UOp *u, const UOp ***topo, size_t *n, char *err, size_t errlen);
 int64_t shape_numel(const Shape *s);     /* product of the dims; 1 for () */
 bool shape_equal(const Shape *a, const Shape *b);
 void shape_format(StrBuf *sb, const Shape *s); /* (2, 3), (5,), () or None */

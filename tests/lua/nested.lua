@@ -1,6 +1,7 @@
 -- nested.lua - nested Lua tables as tensors for the Tensor tests: build one
 -- from a function of its indices, map over or flatten its leaves, print it, and
--- compare two deeply (exact, or within a relative tolerance).
+-- compare two deeply (exact, or within a relative tolerance); check a
+-- tensor's values through the reference and the JIT against one.
 --   local N = T.load("nested.lua")
 local N = {}
 
@@ -67,6 +68,24 @@ function N.same(got, want, tol, strict, path)
     return true
   end
   return false, string.format("at %s: expected %s, got %s", path, tostring(want), tostring(got))
+end
+
+-- t's values through uop.reference and through the JIT (its program run
+-- with validation), each compared with want (N.same); a failure is an
+-- error at the caller's line, or level frames above it
+function N.both(t, want, tol, what, strict, level)
+  local at = (level or 1) + 2 -- above check and N.both
+  local label = what and what .. " " or ""
+  local function check(got, how)
+    local ok, msg = N.same(got, want, tol, strict)
+    if not ok then error(label .. how .. ": " .. msg, at) end
+  end
+  check(uop.reference(t), "reference")
+  if t:numel() == 0 then return end
+  local outs, rep = uop.compile(t):run{validate = true, quiet = true}
+  if not rep.ok then error(label .. "validation: " .. rep.text, at - 1) end
+  local s = t:shape()
+  check(#s == 0 and uop.buffer_values(outs[1])[1] or uop.buffer_values(outs[1], s), "JIT")
 end
 
 return N

@@ -5,23 +5,13 @@
 -- more programs are in tests/golden/tinygrad_op_cases.txt (grad_*).
 local T = ...
 local Tensor = uop.Tensor
-local ref = uop.reference
 
 local N = T.load("nested.lua")
 local map = N.map
 
-local function check(got, want, tol, what)
-  local ok, msg = N.same(got, want, tol, true)
-  if not ok then error((what and what .. ": " or "") .. msg, 3) end
-end
-
--- t's values through the reference and through the JIT, validated
-local function both(t, want, tol, what)
-  check(ref(t), want, tol, (what or "") .. " reference")
-  local outs, rep = uop.compile(t):run{validate = true, quiet = true}
-  if not rep.ok then error((what or "") .. " validation: " .. rep.text, 2) end
-  check(uop.buffer_values(outs[1], t:shape()), want, tol, (what or "") .. " JIT")
-end
+-- t's values through the reference and through the JIT, validated; exact
+-- comparisons are strict (ints stay ints, -0.0 is not 0.0)
+local function both(t, want, tol, what) return N.both(t, want, tol, what, true) end
 
 local A = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}
 local B = {{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}
@@ -177,10 +167,13 @@ T.test("requires_grad_ on a constant makes it unique: equal constants keep their
   T.eq(b.grad, nil, "b is not marked")
 end)
 
-T.test("uop._shapes gives every node's shape by id in one walk", function()
+T.test("uop._shapes gives every node's shape by id, and the toposort, in one walk", function()
   local x = Tensor{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}
   local s = x:sum(1)
-  local shapes = uop._shapes(s.uop)
+  local shapes, order = uop._shapes(s.uop)
+  local topo = s.uop:toposort()
+  T.eq(#order, #topo, "toposort length")
+  for i = 1, #topo do T.eq(order[i], topo[i], "toposort node " .. i) end
   T.eq(table.concat(shapes[s.uop:id()], ","), "2")
   T.eq(table.concat(shapes[x.uop:id()], ","), "2,3")
   local device

@@ -59,6 +59,7 @@ static const char help_text[] =
     "  t = Tensor.new{{1,2},{3,4}}   Tensor.ones(3, 3)   t:sum(1)   a:matmul(b)   t:realize()\n"
     "  grads = loss:gradient(x, w)   x:requires_grad_()   loss:backward()   x.grad   -- as tinygrad's\n"
     "  p = uop.compile(t)   p:kernels()   p:steps()   p:print()   p:run{validate=true}\n"
+    "  p:outputs()   -- what each output buffer holds: t, or the work under t's movement ops\n"
     "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
     "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n"

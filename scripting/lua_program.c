@@ -381,6 +381,25 @@ static int p_kernels(lua_State *L) {
     return 1;
 }
 
+/* p:outputs() -> by output, the node of the compiled graph its buffer
+ * holds: the tensor compiled, or the work under its movement ops when the
+ * tensor is a view of that work (for a kernel AST: its DEFINE_GLOBAL) */
+static int p_outputs(lua_State *L) {
+    LProgram *p = program_alive(L, 1);
+    const Schedule *s = p->s;
+    lua_createtable(L, s->noutputs, 0);
+    for (int j = 0; j < s->noutputs; j++) {
+        const UOp *u = s->bufs[s->outputs[j]].source;
+        if (s->output_views) {
+            u = p->sink->src[j];
+            for (int d = 0; d < s->output_views[j] && op_is(uop_op(u), OPF_MOVEMENT); d++) u = u->src[0];
+        }
+        luop_push(L, u);
+        lua_rawseti(L, -2, j + 1);
+    }
+    return 1;
+}
+
 static int p_kernel(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     lua_Integer i = luaL_optinteger(L, 2, 1);
@@ -690,7 +709,8 @@ static int l_current(lua_State *L) {
 
 static const luaL_Reg program_methods[] = {
     {"kernels", p_kernels}, {"kernel", p_kernel}, {"steps", p_steps}, {"print", p_print},
-    {"text", p_text},       {"run", p_run},       {"time", p_time},     {NULL, NULL}};
+    {"text", p_text},       {"run", p_run},       {"time", p_time},     {"outputs", p_outputs},
+    {NULL, NULL}};
 
 void luop_open_compile(lua_State *L) {
     luaL_newmetatable(L, PROGRAM_MT);

@@ -13,6 +13,43 @@ local function realized_buffer(self)
   return nil
 end
 
+local MOVEMENT = {RESHAPE = true, EXPAND = true, PERMUTE = true, PAD = true, SHRINK = true, FLIP = true}
+
+-- u with the node `held` under its movement ops replaced by the buffer b
+-- that holds held's values: u itself when u is held, else the view of b
+-- that u's movement ops make (as tinygrad realizes a view's base); a
+-- reshape of the buffer stays a reshape of it
+local function view_of(u, held, b)
+  local moves = {}
+  while u ~= held do
+    if not MOVEMENT[u:op()] then fail("realize: the program's output %s is not under the tensor's movement ops", tostring(held)) end
+    moves[#moves + 1] = u
+    u = u:src()[1]
+  end
+  local n = prod(uop.shape(held))
+  local function reshaped(shape) return reshape_raw(wrap(b, {n}, b:dtype()), shape).uop end
+  local v = reshaped(uop.shape(held))
+  for i = #moves, 1, -1 do
+    local m = moves[i]
+    if m:op() == "RESHAPE" and (v == b or (v:op() == "RESHAPE" and v:src()[1] == b)) then
+      v = reshaped(uop.shape(m))
+    else
+      local src = m:src()
+      src[1] = v
+      v = uop.new(m:op(), m:dtype(), src, m:arg())
+    end
+  end
+  return v
+end
+Tensor._view_of = view_of
+
+-- is self a view of a realized buffer (no work left but moving its elements)?
+local function realized_view(self)
+  local u = self.uop
+  while MOVEMENT[u:op()] do u = u:src()[1] end
+  return u:op() == "BUFFER" and uop._has_data(u)
+end
+
 -- t:realize(...): computes self (and the other tensors given) with
 -- uop.compile; each becomes its result buffer reshaped to its shape (one
 -- with no elements becomes an empty buffer without compiling anything)
@@ -20,8 +57,8 @@ function Tensor:realize(...)
   local pending = {}
   for _, t in ipairs({self, ...}) do
     if not is_tensor(t) then fail("realize: expected Tensors, got %s", type(t)) end
-    if realized_buffer(t) then
-      -- nothing to do
+    if realized_buffer(t) or realized_view(t) then
+      -- nothing to do: a view of a realized buffer is realized, as in tinygrad
     elseif prod(t._shape) == 0 then
       -- no elements: an empty buffer, with no kernel (as tinygrad schedules none)
       local dt = t:dtype()
@@ -34,24 +71,29 @@ function Tensor:realize(...)
   if type(uop.compile) ~= "function" then fail("uop.compile is not available") end
   -- realizing a value is not a request to debug it: the current kernel stays
   local program = uop.compile(#pending == 1 and pending[1] or pending, {select = false})
-  local outs = program:run()
+  local outs, held = program:run(), program:outputs()
   for i, t in ipairs(pending) do
     local b = outs[i]
     if not b then fail("realize: the program returned %d outputs for %d tensors", #outs, #pending) end
-    t.uop = reshape_raw(wrap(b, {prod(t._shape)}, b:dtype()), t._shape).uop
+    t.uop = view_of(t.uop, held[i], b)
   end
   return self
 end
 
-function Tensor:tolist()
+-- the buffer holding self's values in order: self's own once realized, or,
+-- for a view of a realized buffer, a contiguous copy (tinygrad's `_data`)
+local function values_buffer(self)
   self:realize()
-  return uop.buffer_values(realized_buffer(self), self._shape)
+  return realized_buffer(self) or realized_buffer(self:contiguous():realize())
+end
+
+function Tensor:tolist()
+  return uop.buffer_values(values_buffer(self), self._shape)
 end
 
 function Tensor:item()
   if self:numel() ~= 1 then fail("item: the tensor has %d elements, not 1", self:numel()) end
-  self:realize()
-  return uop.buffer_values(realized_buffer(self))[1]
+  return uop.buffer_values(values_buffer(self))[1]
 end
 
 -- the shortest decimal that reads back as v in dt (numpy's float repr)

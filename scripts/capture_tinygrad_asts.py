@@ -108,6 +108,18 @@ def prog_shared_broadcast():
     return s.reshape(3, 1).expand(3, 4) + s.reshape(1, 3).expand(4, 3).T
 
 
+def prog_matmul_T():
+    return (data((2, 3)) @ data((3, 4), start=-5.0)).T
+
+
+def prog_sum_flip():
+    return data((3, 4)).sum(1).flip(0)
+
+
+def prog_softmax_slice():
+    return data((4, 6)).softmax()[1:3, ::2]
+
+
 def prog_grad_softmax():
     x = data((4, 8))
     return (x.softmax() * data((4, 8), start=-10.0)).sum().gradient(x)[0]
@@ -151,6 +163,9 @@ PROGRAMS = {
     "int_div": prog_int_div,
     "arange_sum": prog_arange_sum,
     "shared_broadcast": prog_shared_broadcast,
+    "matmul_T": prog_matmul_T,
+    "sum_flip": prog_sum_flip,
+    "softmax_slice": prog_softmax_slice,
     "grad_softmax": prog_grad_softmax,
     "grad_relu_matmul": prog_grad_relu_matmul,
     "grad_matmul_left": prog_grad_matmul_left,

@@ -6,7 +6,8 @@
  * generation by generation, in the order they were made within one.
  * Buffers: input{n} for the input BUFFERs in order of first use, tmp{n} for
  * materialised nodes that are not outputs in order of their kernel,
- * output{n} for the SINK's sources in order.  Each buffer knows the first
+ * output{n} for the SINK's sources in order (a source that is a view holds
+ * the buffer of its base, shared by the views of one base).  Each buffer knows the first
  * and last kernel using it, which is the alloc/free plan for tmps.
  * schedule_format prints it. */
 #include <stdio.h>
@@ -35,7 +36,8 @@ bool sched_make_program(SchedState *st, Schedule *s) {
     s->kernels = calloc(nm, sizeof *s->kernels);
     s->bufs = calloc(nm + (size_t)st->ninputs, sizeof *s->bufs);
     s->outputs = calloc(st->sink->nsrc ? (size_t)st->sink->nsrc : 1, sizeof *s->outputs);
-    bool ok = gen && order && mat_buf && in_buf && is_output && s->kernels && s->bufs && s->outputs;
+    s->output_views = calloc(st->sink->nsrc ? (size_t)st->sink->nsrc : 1, sizeof *s->output_views);
+    bool ok = gen && order && mat_buf && in_buf && is_output && s->kernels && s->bufs && s->outputs && s->output_views;
     if (!ok) sched_fail(st, st->sink, "out of memory");
     /* generations: a kernel only reads stores made before it (toposort) */
     int ngen = 0;
@@ -51,7 +53,7 @@ bool sched_make_program(SchedState *st, Schedule *s) {
         for (int i = 0; i < nk; i++)
             if (gen[i] == g) order[ne++] = i;
     /* buffers: inputs by first use, then tmps, then outputs */
-    for (int i = 0; ok && i < st->sink->nsrc; i++) is_output[st->mat_of[sched_pos(st, st->sink->src[i])]] = true;
+    for (int i = 0; ok && i < st->sink->nsrc; i++) is_output[st->mat_of[st->out_pos[i]]] = true;
     for (int k = 0; ok && k <= st->ninputs; k++) in_buf[k] = -1;
     int nin = 0, ntmp = 0, nout = 0;
     for (int e = 0; ok && e < ne; e++) {
@@ -71,13 +73,14 @@ bool sched_make_program(SchedState *st, Schedule *s) {
         add_buffer(s, SBUF_TMP, ntmp++, st->mat[i]->dtype, shape_numel(sched_shape(st, st->mat[i])), st->mat[i]);
     }
     for (int i = 0; ok && i < st->sink->nsrc; i++) {
-        int m = st->mat_of[sched_pos(st, st->sink->src[i])];
+        int m = st->mat_of[st->out_pos[i]];
         bool seen = false;
-        for (int j = 0; j < i; j++) seen |= st->sink->src[j] == st->sink->src[i];
+        for (int j = 0; j < i; j++) seen |= st->out_pos[j] == st->out_pos[i];
         if (!seen) {
             mat_buf[m] = s->nbufs;
             add_buffer(s, SBUF_OUTPUT, nout++, st->mat[m]->dtype, shape_numel(sched_shape(st, st->mat[m])), st->mat[m]);
         }
+        s->output_views[s->noutputs] = st->out_depth[i];
         s->outputs[s->noutputs++] = mat_buf[m];
     }
     /* kernels in execution order, their buffers, and the alloc/free plan */

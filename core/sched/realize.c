@@ -2,7 +2,12 @@
  *
  * v0.12.0's rule, as its rangeify and the "debuf" cost function after it
  * decide it:
- *   - every source of the SINK is materialised (it is an output);
+ *   - every source of the SINK is materialised (it is an output), at its
+ *     base: a source that is movement ops over computed work is a view of
+ *     that work's buffer, stored in the work's own order (the matmul of
+ *     `(a@b).T` is stored as a@b, with its reduced axis); a view of an
+ *     input BUFFER or a CONST is copied by a kernel of its own (tinygrad
+ *     schedules none for it);
  *   - every CONTIGUOUS is materialised (the user asked for it);
  *   - an EXPAND that broadcasts ends the loops of the dims it broadcasts:
  *     the first elementwise op or REDUCE_AXIS below it (walking from the
@@ -113,17 +118,39 @@ static bool worth_a_buffer(const SchedState *st, const UOp *x, bool *ok) {
     return reduce_reads || reads > 3;
 }
 
+/* what an output's buffer holds: the computed work under the SINK source
+ * x's movement ops (x itself when it is not a movement op); x when that
+ * work is an input BUFFER or a CONST.  *depth is the number of movement
+ * ops above what it holds. */
+static const UOp *output_base(const UOp *x, int *depth) {
+    const UOp *b = x;
+    int n = 0;
+    for (; op_is(uop_op(b), OPF_MOVEMENT); b = b->src[0]) n++;
+    Op op = uop_op(b);
+    bool view = op != OP_BUFFER && op != OP_CONST && op != OP_DEVICE;
+    *depth = view ? n : 0;
+    return view ? b : x;
+}
+
 bool sched_realize(SchedState *st) {
     size_t n = st->n;
+    size_t nout = st->sink->nsrc ? (size_t)st->sink->nsrc : 1;
+    free(st->out_pos);
+    free(st->out_depth);
+    st->out_pos = malloc(nout * sizeof *st->out_pos);
+    st->out_depth = malloc(nout * sizeof *st->out_depth);
+    if (!st->out_pos || !st->out_depth) return sched_fail(st, st->sink, "out of memory");
     bool *ending = calloc(n ? n : 1, sizeof *ending);      /* a broadcast above, not yet ended */
     bool *reindexed = calloc(n ? n : 1, sizeof *reindexed); /* a consumer re-indexes or reduces it */
     bool *candidate = calloc(n ? n : 1, sizeof *candidate);
     int *consumers = calloc(n ? n : 1, sizeof *consumers);
     bool ok = ending && reindexed && candidate && consumers;
     for (int i = 0; ok && i < st->sink->nsrc; i++) {
-        int p = sched_pos(st, st->sink->src[i]);
-        if (!st->materialised[p]) SCHED_NOTE(st, "realize_output", st->sink->src[i], st->sink->src[i]);
+        const UOp *x = output_base(st->sink->src[i], &st->out_depth[i]);
+        int p = sched_pos(st, x);
+        if (!st->materialised[p]) SCHED_NOTE(st, "realize_output", x, x);
         st->materialised[p] = true;
+        st->out_pos[i] = p;
     }
     /* consumers come after their sources in the toposort, so walking it
      * backwards sees every consumer of a node before the node itself */

@@ -116,6 +116,8 @@ static void free_state(SchedState *st) {
     free(st->bufferize);
     free(st->mat_of);
     free(st->mat);
+    free(st->out_pos);
+    free(st->out_depth);
     free(st->materialised);
     free(st->shapes);
     free(st->topo);
@@ -218,5 +220,6 @@ void schedule_free(Schedule *s) {
     free(s->kernels);
     free(s->bufs);
     free(s->outputs);
+    free(s->output_views);
     free(s);
 }

@@ -66,6 +66,8 @@ typedef struct Schedule {
     int nbufs;
     int ngenerations;
     int *outputs;             /* buffer index of each source of the input SINK */
+    int *output_views;        /* by source: 0 when its buffer holds it, else the number of
+                                 movement ops above the work its buffer holds (a view of it) */
     int noutputs;
 } Schedule;
 

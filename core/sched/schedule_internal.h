@@ -29,6 +29,8 @@ typedef struct SchedState {
     const UOp *device;        /* DEVICE for new buffers */
     /* step 1: materialised nodes, in topo order (sources first) */
     bool *materialised;       /* by topo position */
+    int *out_pos;             /* by SINK source: topo position of the node its buffer holds */
+    int *out_depth;           /* by SINK source: movement ops above that node (0: the source) */
     const UOp **mat;
     int nmat;
     int *mat_of;              /* by topo position: index in mat, -1 if none */

@@ -176,7 +176,11 @@ for _, t in ipairs(targets) do
     if t.label:lower():find(w, 1, true) then t.slow = true end
   end
 end
+-- the self-check draws the planted target often enough that a short run
+-- reaches it whatever the number of other targets
+local planted = by_expr["PLANTED"]
 local function draw()
+  if planted and rng(40) == 1 then return planted end
   local t = targets[rng(#targets)]
   if t.slow and rng(4) > 1 then t = targets[rng(#targets)] end
   return t

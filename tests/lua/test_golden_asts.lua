@@ -53,6 +53,9 @@ local PROGRAMS = {
     local x = data({4, 8}, 1.0)
     return (x:softmax() * data({4, 8}, -10.0)):sum():gradient(x)[1]
   end},
+  {"matmul_T", function() return data({2, 3}, 1.0):matmul(data({3, 4}, -5.0)):transpose() end},
+  {"sum_flip", function() return data({3, 4}, 1.0):sum(1):flip(0) end},
+  {"softmax_slice", function() return data({4, 6}, 1.0):softmax():slice{{1, 3}, {nil, nil, 2}} end},
   {"grad_relu_matmul", function()
     local w = data({3, 4}, -5.0)
     return data({2, 3}, 1.0):matmul(w):relu():sum():gradient(w)[1]
@@ -110,9 +113,6 @@ local KNOWN = {
     .. "uopdb reuses the input load's gate, tinygrad builds its own",
   grad_layernorm = "tinygrad gives the gradient of the centred input (read by a reduce and by the last kernel) a "
     .. "buffer of its own, 6 kernels; uopdb computes it again in both, 5 kernels",
-  grad_relu_matmul = "the gradient is a PERMUTE of what the kernel computes; tinygrad realizes the SINK's "
-    .. "sources without their movement ops (x.base: the 4x3 product, stored in its own order, and the tensor "
-    .. "a view of it), uopdb stores the permuted 3x4",
   shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "
     .. "read through an EXPAND, cleanup_dead_axes); uopdb stores all 12",
 }

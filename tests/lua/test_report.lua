@@ -68,7 +68,7 @@ T.test("the 3x3 matmul's report: every stage, validated, self-contained, graphs 
   T.ok(html:sub(1, 15) == "<!DOCTYPE html>", "an HTML page")
   T.ok(html:find("</html>\n$"), "the page is complete")
   every_stage(html, "matmul")
-  T.contains(html, "validate: output0 float32 (3, 3): 9 elements match the reference")
+  T.contains(html, "validate: output0 float32 (3, 3, 1): 9 elements match the reference")
   T.contains(html, "every output matches the reference")
   self_contained(html)
   -- statuses and notes from the stage rows
@@ -97,7 +97,7 @@ T.test("the conv2d report has every stage and stays small", function()
   local html = report_of(p)
   local ms = uop.clock() - t0
   every_stage(html, "conv2d")
-  T.contains(html, "validate: output0 float32 (1, 8, 8, 8): 512 elements match the reference")
+  T.contains(html, "validate: output0 float32 (1, 1, 8, 8, 8, 1, 1, 1): 512 elements match the reference")
   self_contained(html)
   T.ok(#html < 3 * 1024 * 1024, "a few MB at most: " .. #html)
   T.ok(ms < 20000, "written in " .. ms .. " ms")

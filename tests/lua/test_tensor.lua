@@ -612,6 +612,59 @@ T.test("realize: through uop.compile when present", function()
   check(b:tolist(), {3.0, 5.5})
 end)
 
+T.test("realize: a view of computed work stores the work in its own order, as tinygrad", function()
+  if type(uop.compile) ~= "function" then return end
+  local A = Tensor{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}, {7.0, 8.0, 9.0}}
+  local B = Tensor{{10.0, 11.0, 12.0}, {13.0, 14.0, 15.0}, {16.0, 17.0, 18.0}}
+  local AB = {{84.0, 90.0, 96.0}, {201.0, 216.0, 231.0}, {318.0, 342.0, 366.0}}
+  local ABt = {{84.0, 201.0, 318.0}, {90.0, 216.0, 342.0}, {96.0, 231.0, 366.0}}
+  -- the program: one kernel, its output the product in row order
+  local t = A:matmul(B):transpose()
+  local p = uop.compile(t, {select = false})
+  T.eq(#p:kernels(), 1)
+  local held = p:outputs()[1]
+  -- (its base, as tinygrad's x.base: the REDUCE_AXIS under the RESHAPE that
+  -- drops the reduced axis and the PERMUTE)
+  T.eq(held, t.uop:src()[1]:src()[1], "the output holds the matmul's reduction")
+  T.eq(held:op(), "REDUCE_AXIS")
+  local outs, rep = p:run{validate = true}
+  T.ok(rep.ok, rep.text)
+  check(uop.buffer_values(outs[1], {3, 3}), AB)
+  -- the tensor becomes a view of that buffer, and reads transposed
+  T.ok(rawequal(t:realize(), t), "realize returns self")
+  T.eq(t.uop:op(), "PERMUTE")
+  check(t:tolist(), ABt)
+  T.eq(t.uop:op(), "PERMUTE", "reading the values leaves the view as it is")
+  local before = uop.node_count()
+  T.ok(rawequal(t:realize(), t), "a realized view is realized")
+  T.eq(uop.node_count(), before, "realizing it again compiles nothing")
+  check((t + 1):tolist(), N.map(ABt, function(v) return v + 1 end))
+  -- the work and a view of it in one program share one buffer
+  local w = A:matmul(B)
+  local v = w:flip(1)
+  p = uop.compile({w, v}, {select = false})
+  T.eq(#p:kernels(), 1)
+  T.eq(p:outputs()[1], p:outputs()[2], "the work and its view hold one node")
+  T.ok(not tostring(p:text()):find("output1"), "one output buffer: " .. tostring(p:text()))
+  w:realize(v)
+  check(v:tolist(), {{96.0, 90.0, 84.0}, {231.0, 216.0, 201.0}, {366.0, 342.0, 318.0}})
+  -- under a reshape too the output holds the work; the realized tensor is
+  -- its buffer, read with no copy
+  local r = A:matmul(B):reshape(9)
+  p = uop.compile(r, {select = false})
+  T.eq(p:outputs()[1]:op(), "REDUCE_AXIS")
+  r:realize()
+  T.eq(r.uop:op(), "BUFFER")
+  check(r:tolist(), {84.0, 90.0, 96.0, 201.0, 216.0, 231.0, 318.0, 342.0, 366.0})
+  -- a kernel AST's program: its outputs are its DEFINE_GLOBALs
+  T.eq(uop.compile(p:kernel(1):root(0), {select = false}):outputs()[1]:op(), "DEFINE_GLOBAL")
+  -- a view of an input is copied by a kernel of its own
+  local at = A:transpose()
+  p = uop.compile(at, {select = false})
+  T.eq(p:outputs()[1], at.uop)
+  check(at:tolist(), {{1.0, 4.0, 7.0}, {2.0, 5.0, 8.0}, {3.0, 6.0, 9.0}})
+end)
+
 T.test("from_uop, contiguous, detach", function()
   local t = Tensor.from_uop((a23() + 1).uop)
   shape_is(t, {2, 3})

@@ -100,6 +100,7 @@ run $':help\n'
 expect_has ":help lists commands" ":load FILE" "$out"
 expect_has ":help lists the module" "uop.rewrite(root, rules" "$out"
 expect_has ":help lists gradients" "loss:gradient(x, w)" "$out"
+expect_has ":help lists p:outputs" "p:outputs()   -- what each output buffer holds" "$out"
 
 printf 'z = 7\nprint("loaded")\n' >"$tmp/load.lua"
 run $":load $tmp/load.lua"$'\nz * 2\n'
@@ -197,7 +198,7 @@ run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:ma
 expect_has ":bisect: the stage" "bisect r_3_3_3: first wrong at stage 15 (lower index dtype)" "$out"
 expect_has ":bisect: the culprit" "rule mul_to_add32 (stdin:1): %" "$out"
 expect_has ":bisect: before and after" "    after:  %" "$out"
-expect_has ":bisect: the elements" "at [0, 0]: got 0, want 30" "$out"
+expect_has ":bisect: the elements" "at [0, 0, 0]: got 0, want 30" "$out"
 
 # --- a second Ctrl-C never kills the REPL; long C work (a bisection) stops too ---
 { echo 'A = Tensor.rand(160, 160):matmul(Tensor.rand(160, 160)); k = uop.compile(A):kernel(1)'
@@ -339,7 +340,7 @@ expect_has ":dot a long FILE name is passed whole" "digraph uops {" "$(cat "$tmp
 expect_has ":goto a number past int32 names it" "no stage 4294967297" "$err"
 
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:check 4\n:bisect\n:check x\n'
-expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symbolic): output0 float32 (2, 2): 4 elements match" "$out"
+expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symbolic): output0 float32 (2, 2, 1): 4 elements match" "$out"
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"
 expect_has ":check with a bad argument" ":check takes one stage number" "$err"
 
@@ -397,7 +398,7 @@ if [[ "$out$err" == *$'\e['* ]]; then bad "no colour in a pipe" "$(printf '%q' "
 expect_has "a pipe: the stage table's notes are whole, below it" "* 17 n/a: the LLVM renderer has no pre-matcher" "$out"
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:diff 15\n:stages\n:check 4\nk = p:kernel(1)\nk:diff(14, 15)\nerror("e")\n' --color=always
 expect_has "--color=always: + lines green" $'\e[32m+%' "$out"
-expect_has "--color=always: - lines red" $'\e[31m-%19  = CONST' "$out"
+expect_has "--color=always: - lines red" $'\e[31m-%20  = CONST' "$out"
 expect_has "--color=always: @@ cyan" $'\e[36m@@ -1,' "$out"
 expect_has "--color=always: --- bold" $'\e[1m--- stage 14' "$out"
 expect_has "--color=always: written green" $'\e[32mwritten\e[0m' "$out"

@@ -39,8 +39,8 @@ expect_has "gpu_matmul: all 22 stages" "  22  cleanup IF/ENDIF" "$out"
 expect_has "gpu_matmul: the local BUFFERIZE of stage 9" 'arg=(4, "local")' "$out"
 expect_has "gpu_matmul: stage 10's barrier" "BARRIER" "$out"
 expect_has "gpu_matmul: stage 12's work items" 'arg="lidx1"' "$out"
-expect_has "gpu_matmul: checked at stage 22" "at stage 22 (cleanup IF/ENDIF): output0 float32 (8, 8): 64 elements match" "$out"
-expect_has "gpu_matmul: validated exactly" "validate: output0 float32 (8, 8): 64 elements match the reference (max abs diff 0;" "$out"
+expect_has "gpu_matmul: checked at stage 22" "at stage 22 (cleanup IF/ENDIF): output0 float32 (8, 8, 1): 64 elements match" "$out"
+expect_has "gpu_matmul: validated exactly" "validate: output0 float32 (8, 8, 1): 64 elements match the reference (max abs diff 0;" "$out"
 
 printf 'samples: %d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

@@ -131,8 +131,11 @@ static Schedule *check_against_reference(const UOp *sink, int want_kernels) {
     run_program(s, &r);
     assert_int_equal(s->noutputs, sink->nsrc);
     for (int o = 0; o < s->noutputs; o++) {
+        /* a view's buffer holds the work under its movement ops */
+        const UOp *held = sink->src[o];
+        for (int d = 0; d < s->output_views[o]; d++) held = held->src[0];
         RefTensor t;
-        if (!ref_eval(sink->src[o], input_data, NULL, &t, err, sizeof err)) fail_msg("%s", err);
+        if (!ref_eval(held, input_data, NULL, &t, err, sizeof err)) fail_msg("%s", err);
         const SchedBuffer *ob = &s->bufs[s->outputs[o]];
         assert_int_equal(ob->kind, SBUF_OUTPUT);
         assert_int_equal(ob->size, shape_numel(&t.shape));
@@ -481,14 +484,31 @@ static void test_realize_rule(void **st) {
     /* dropping the size-1 dim keeps the reduction inline */
     Schedule *s = check_against_reference(sink1(bin(OP_MUL, RESHAPE(sum1, 3), RESHAPE(sum1, 3))), 1);
     schedule_free(s);
-    /* a permute that moves data, a flip, a shrink: the reduction is computed
-     * at the moved indices, inside the one kernel (as tinygrad v0.12.0) */
+    /* an output that is a permute that moves data, a flip, a shrink of the
+     * reduction: its buffer holds the reduction in its own order, and the
+     * output is a view of it (tinygrad v0.12.0 realizes a SINK source's base) */
     const UOp *sum2 = reduce(OP_ADD, RESHAPE(bufA, 2, 3, 2), (int64_t[]){2}, 1);   /* (2, 3, 1) */
-    s = check_against_reference(sink1(with_arg_ints(OP_PERMUTE, sum2, (int64_t[]){1, 0, 2}, 3)), 1);
+    const UOp *views[3] = {with_arg_ints(OP_PERMUTE, sum2, (int64_t[]){1, 0, 2}, 3),
+                           with_arg_ints(OP_FLIP, sum1, (int64_t[]){1, 0}, 2),
+                           shrink(sum1, (int64_t[]){1, 0}, (int64_t[]){3, 1}, 2)};
+    for (int v = 0; v < 3; v++) {
+        s = check_against_reference(sink1(views[v]), 1);
+        assert_int_equal(s->output_views[0], 1);
+        assert_ptr_equal(s->bufs[s->outputs[0]].source, views[v]->src[0]);
+        schedule_free(s);
+    }
+    /* used inside the kernel, the reduction is computed at the moved indices */
+    s = check_against_reference(sink1(bin(OP_ADD, views[0], views[0])), 1);
+    assert_int_equal(s->output_views[0], 0);
     schedule_free(s);
-    s = check_against_reference(sink1(with_arg_ints(OP_FLIP, sum1, (int64_t[]){1, 0}, 2)), 1);
+    /* under a reshape too, the output holds the reduction (tinygrad's x.base) */
+    s = check_against_reference(sink1(RESHAPE(sum2, 6)), 1);
+    assert_int_equal(s->output_views[0], 1);
+    assert_ptr_equal(s->bufs[s->outputs[0]].source, sum2);
     schedule_free(s);
-    s = check_against_reference(sink1(shrink(sum1, (int64_t[]){1, 0}, (int64_t[]){3, 1}, 2)), 1);
+    /* a view of an input is copied: the output holds the view itself */
+    s = check_against_reference(sink1(with_arg_ints(OP_PERMUTE, RESHAPE(bufA, 3, 4), (int64_t[]){1, 0}, 2)), 1);
+    assert_int_equal(s->output_views[0], 0);
     schedule_free(s);
     /* broadcast, it gets a kernel of its own, read by the next */
     s = check_against_reference(sink1(bin(OP_ADD, EXPAND(sum1, 3, 4), a)), 2);

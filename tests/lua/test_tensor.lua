@@ -665,6 +665,45 @@ T.test("realize: a view of computed work stores the work in its own order, as ti
   check(at:tolist(), {{1.0, 4.0, 7.0}, {2.0, 5.0, 8.0}, {3.0, 6.0, 9.0}})
 end)
 
+T.test("realize: random movement chains over computed work read as the reference has them", function()
+  if type(uop.compile) ~= "function" then return end
+  -- a fixed stream of chains of 1 to 3 movement ops (transpose, flip, pad,
+  -- shrink, reshape, expand) over a matmul, a sum, an elementwise op, a
+  -- softmax, a cumsum and a max; each realized, read, and read again by a
+  -- kernel that computes from the view
+  math.randomseed(1124)
+  local function move(t)
+    local s, k = t:shape(), math.random(6)
+    if k == 1 and #s >= 2 then return t:transpose() end
+    if k == 2 then return t:flip(math.random(#s) - 1) end
+    if k == 3 then
+      local pads = {}
+      for i = 1, #s do pads[i] = {math.random(0, 1), math.random(0, 1)} end
+      return t:pad(pads)
+    end
+    if k == 4 then
+      local sl = {}
+      for i = 1, #s do sl[i] = s[i] > 1 and {1, s[i]} or {0, s[i]} end
+      return t:slice(sl)
+    end
+    if k == 5 then return t:reshape(t:numel()) end
+    return t:unsqueeze(0):expand(2, table.unpack(s))
+  end
+  for trial = 1, 60 do
+    local a = Tensor.arange(12):reshape(3, 4):float()
+    local b = Tensor.arange(20):reshape(4, 5):float() - 7
+    local bases = {a:matmul(b), a:sum(1), (a * 2):exp2(), a:softmax(1), a:cumsum(1), a:max(0)}
+    local t = bases[math.random(#bases)]
+    for _ = 1, math.random(3) do t = move(t) end
+    local want = uop.reference(t)
+    t:realize()
+    local ok, msg = same(t:tolist(), want, 1e-5)
+    if not ok then error("chain " .. trial .. ": " .. msg) end
+    ok, msg = same((t + 1):tolist(), N.map(want, function(v) return v + 1 end), 1e-5)
+    if not ok then error("chain " .. trial .. ", read by a kernel: " .. msg) end
+  end
+end)
+
 T.test("from_uop, contiguous, detach", function()
   local t = Tensor.from_uop((a23() + 1).uop)
   shape_is(t, {2, 3})

@@ -51,8 +51,10 @@ local function realized_view(self)
 end
 
 -- t:realize(...): computes self (and the other tensors given) with
--- uop.compile; each becomes its result buffer reshaped to its shape (one
--- with no elements becomes an empty buffer without compiling anything)
+-- uop.compile; each becomes its result buffer reshaped to its shape, or the
+-- view of it its movement ops make when the program stored the work under
+-- them (tensors that are views of one work share its buffer); one with no
+-- elements becomes an empty buffer without compiling anything
 function Tensor:realize(...)
   local pending = {}
   for _, t in ipairs({self, ...}) do
@@ -75,6 +77,9 @@ function Tensor:realize(...)
   for i, t in ipairs(pending) do
     local b = outs[i]
     if not b then fail("realize: the program returned %d outputs for %d tensors", #outs, #pending) end
+    for j = 1, i - 1 do
+      if held[j] == held[i] then b = outs[j] end
+    end
     t.uop = view_of(t.uop, held[i], b)
   end
   return self

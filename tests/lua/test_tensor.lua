@@ -648,6 +648,17 @@ T.test("realize: a view of computed work stores the work in its own order, as ti
   T.ok(not tostring(p:text()):find("output1"), "one output buffer: " .. tostring(p:text()))
   w:realize(v)
   check(v:tolist(), {{96.0, 90.0, 84.0}, {231.0, 216.0, 201.0}, {366.0, 342.0, 318.0}})
+  -- both tensors read the one buffer, as tinygrad's views of one base do
+  local function buffer_under(u)
+    while u:op() ~= "BUFFER" do u = u:src()[1] end
+    return u
+  end
+  T.eq(buffer_under(v.uop), buffer_under(w.uop))
+  local reads = 0
+  for _, u in ipairs(uop.compile(w + v, {select = false}):kernel(1):root(0):toposort()) do
+    if u:op() == "DEFINE_GLOBAL" then reads = reads + 1 end
+  end
+  T.eq(reads, 2, "w + v: one buffer written, one read")
   -- under a reshape too the output holds the work; the realized tensor is
   -- its buffer, read with no copy
   local r = A:matmul(B):reshape(9)

@@ -308,7 +308,7 @@ static const UOp *fold_cast_const(const Match *m, void *ud) {
     if (to->count != 1 || dt_is_ptr(to) || !cst->arg) return NULL;
     const Arg *a = cst->arg;
     if (dt_is_float(to)) {
-        if (to->sk != SK_FLOAT32 && to->sk != SK_FLOAT64) return NULL;
+        /* a half or bfloat16 constant keeps its double, as v0.12.0's const_like keeps the Python float */
         double v;
         if (a->kind == ARG_INT && dt_is_int(cst->dtype)) {
             /* rounded once, as sitofp/uitofp: a uint64 from 2^63 is positive,

@@ -64,3 +64,16 @@ T.test("sym folds loads and stores at Invalid indices and stores of own loads", 
   T.eq(s:src()[2]:arg(), 2.0)
   T.eq(s:src()[1]:src()[2]:op(), "WHERE", "the store's index is gated")
 end)
+
+T.test("a CAST of a constant folds to a constant of any float dtype, keeping its value", function()
+  local d = uop.dtypes
+  for _, dt in ipairs({d.float32, d.float64, d.float16, d.bfloat16}) do
+    local c = uop.simplify(uop.const(d.float32, 1.5):cast(dt))
+    T.eq(c:op(), "CONST", tostring(dt))
+    T.eq(c:dtype(), dt)
+    T.eq(c:arg(), 1.5)
+  end
+  -- as tinygrad's const_like: 0.1 is kept as written, rounded where it is rendered
+  T.eq(uop.simplify(uop.const(d.float32, 0.1):cast(d.float16)):arg(), 0.1)
+  T.eq(uop.simplify(uop.const(d.int32, 3):cast(d.float16)):arg(), 3.0)
+end)

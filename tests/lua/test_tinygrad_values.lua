@@ -7,7 +7,8 @@
 -- through the JIT with validation; a case tinygrad refuses must raise an
 -- error here too.
 local T = ...
-local d = uop.dtypes
+local C = T.load("tinygrad_cases.lua")
+local split, read_lines, results = C.split, C.read_lines, C.results
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local golden = here .. "/../golden/"
 
@@ -17,57 +18,6 @@ local DTYPE_NAMES = {
   ["unsigned char"] = "uint8", ["unsigned int"] = "uint32", ["unsigned long"] = "uint64",
   short = "int16", char = "int8", bool = "bool",
 }
-
--- the inputs' element formulas (see the cases file's header)
-local KINDS = {
-  f = {d.float32, function(r) return (r - 9) / 4 end},
-  p = {d.float32, function(r) return (r + 1) / 4 end},
-  u = {d.float32, function(r) return (r - 9) / 10 end},
-  h = {d.float16, function(r) return (r - 9) / 4 end},
-  i = {d.int32, function(r) return r - 9 end},
-  l = {d.int64, function(r) return r - 9 end},
-  n = {d.int32, function(r) return r end},
-  c = {d.uint8, function(r) return r end},
-  b = {d.bool, function(r) return r % 3 == 0 end},
-}
-
-
-local function split(line)
-  local parts = {}
-  for part in (line .. "|"):gmatch("(.-)|") do parts[#parts + 1] = part:match("^%s*(.-)%s*$") end
-  return parts
-end
-
-local function read_lines(path)
-  local f = assert(io.open(path))
-  local lines = {}
-  for line in f:lines() do
-    if line:match("%S") and not line:match("^#") then lines[#lines + 1] = line end
-  end
-  f:close()
-  return lines
-end
-
-local function make_input(spec, k)
-  local kind, shape_text = spec:match("^(%w+):(%w+)$")
-  local shape = {}
-  if shape_text ~= "s" then
-    for n in shape_text:gmatch("%d+") do shape[#shape + 1] = tonumber(n) end
-  end
-  local count = 1
-  for _, n in ipairs(shape) do count = count * n end
-  local dtype, value
-  local bound = kind:match("^j(%d+)$")
-  if bound then
-    dtype, value = d.int32, function(r) return r % tonumber(bound) end
-  else
-    dtype, value = KINDS[kind][1], KINDS[kind][2]
-  end
-  local vals = {}
-  for e = 0, count - 1 do vals[e + 1] = value((7 * e + 5 * k + 3) % 19) end
-  if #shape == 0 then return Tensor.new(vals[1], {dtype = dtype}) end
-  return Tensor.new(vals, {dtype = dtype}):reshape(table.unpack(shape))
-end
 
 local function parse_value(text)
   if text == "true" then return true elseif text == "false" then return false end
@@ -144,21 +94,6 @@ for _, line in ipairs(read_lines(golden .. "tinygrad_op_values.txt")) do
     for v in (p[4] or ""):gmatch("%S+") do values[#values + 1] = parse_value(v) end
     expected[p[1]] = {dtype = p[2], shape = p[3], values = values}
   end
-end
-
--- the case's results: a Tensor, several, or a list of them (as split gives)
-local function results(lua, inputs)
-  local env = setmetatable({Tensor = Tensor, d = d, uop = uop}, {__index = _G})
-  local names = {"x", "y", "z", "w"}
-  local k = 0
-  for spec in inputs:gmatch("%S+") do
-    env[names[k + 1]] = make_input(spec, k)
-    k = k + 1
-  end
-  local chunk = assert(load("return " .. lua, "=case", "t", env))
-  local out = table.pack(chunk())
-  if out.n == 1 and type(out[1]) == "table" and getmetatable(out[1]) ~= Tensor then return out[1] end
-  return out
 end
 
 -- nil when the case gives what tinygrad gave, else what differs

@@ -225,9 +225,10 @@ function Tensor:ceil()
   local b = self:trunc()
   return self:gt(b):where(b:add(1), b)
 end
+-- half to even: x.5 goes down when trunc(x) is even and x > 0 (or odd and x < 0)
 function Tensor:round()
-  local b = self:cast(I32):div(2.0)
-  return self:gt(0):eq(b:cast(I32):eq(b)):where(self:sub(0.5):ceil(), self:add(0.5):floor())
+  local b = self:trunc():div(2.0)
+  return self:gt(0):eq(b:trunc():eq(b)):where(self:sub(0.5):ceil(), self:add(0.5):floor())
 end
 
 function Tensor:clamp(lo, hi)

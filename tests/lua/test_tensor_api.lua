@@ -951,3 +951,9 @@ T.test("sort, argsort, topk: values and stable indices along any axis, against a
   T.raises("topk: k = 6 is more than axis 0's 5 elements", function() return Tensor{1, 2, 3, 4, 5}:topk(6) end)
   T.raises("sort: a 0-d tensor has no axis to sort", function() return Tensor(1):sort() end)
 end)
+
+T.test("round: half to even through trunc, beyond int32's range too", function()
+  local x = Tensor.new({-3.5, -2.5, -0.5, 0.5, 1.5, 2.5, 2500000000.5, -2500000001.5, 5e15 + 0.5}, "float64")
+  -- (-0.5 rounds to +0.0, as in tinygrad: floor(-0.5 + 0.5))
+  both(x:round(), "float64", {-4.0, -2.0, 0.0, 0.0, 2.0, 2.0, 2500000000.0, -2500000002.0, 5e15}, nil, "round")
+end)

@@ -512,6 +512,8 @@ bool opt_bool(lua_State *L, int t, const char *k) {
     return v;
 }
 
+/* p:steps() -> the scheduler's steps: name, purpose, before, after, rewrites
+ * (a count), ms and trace (each rewrite: rule, where, before, after) */
 static int p_steps(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     StrBuf sb;
@@ -523,7 +525,7 @@ static int p_steps(lua_State *L) {
         size_t nb = st->before ? uop_graph_size(st->before) : 0, na = st->after ? uop_graph_size(st->after) : 0;
         sb_printf(&sb, "%-3d %-20s %7zu %7zu %8zu %8.3f  %s\n", i + 1, st->name, nb, na, st->trace.nrewrites, st->ms,
                   st->purpose ? st->purpose : "");
-        lua_createtable(L, 0, 7);
+        lua_createtable(L, 0, 8);
         lua_pushstring(L, st->name);
         lua_setfield(L, -2, "name");
         lua_pushstring(L, st->purpose ? st->purpose : "");
@@ -536,6 +538,22 @@ static int p_steps(lua_State *L) {
         lua_setfield(L, -2, "rewrites");
         lua_pushnumber(L, st->ms);
         lua_setfield(L, -2, "ms");
+        /* trace: each rewrite of the step, as k:rewrites lists a stage's */
+        lua_createtable(L, (int)(st->trace.nrewrites < 1u << 20 ? st->trace.nrewrites : 0), 0);
+        for (size_t k = 0; k < st->trace.nrewrites; k++) {
+            const TraceRewrite *w = &st->trace.rewrites[k];
+            lua_createtable(L, 0, 4);
+            lua_pushstring(L, w->rule);
+            lua_setfield(L, -2, "rule");
+            lua_pushfstring(L, "%s:%d", w->file ? w->file : "?", w->line);
+            lua_setfield(L, -2, "where");
+            luop_push(L, w->before);
+            lua_setfield(L, -2, "before");
+            luop_push(L, w->after);
+            lua_setfield(L, -2, "after");
+            lua_rawseti(L, -2, (lua_Integer)k + 1);
+        }
+        lua_setfield(L, -2, "trace");
         lua_rawseti(L, -2, i + 1);
     }
     set_text(L, "steps", sb_str(&sb));

@@ -26,6 +26,28 @@ T.test("compile schedules the 3x3 matmul into one kernel without running it", fu
   T.ok(p:text():find("output0", 1, true), p:text())
 end)
 
+T.test("p:steps() lists the scheduler's steps, and each step's trace names its rewrites", function()
+  local A, B = mat3()
+  local p = uop.compile(A:matmul(B):transpose(), {select = false})
+  local steps = p:steps()
+  local names = {}
+  for i, st in ipairs(steps) do
+    names[i] = st.name
+    T.eq(#st.trace, st.rewrites, st.name .. ": one trace entry per rewrite")
+    for _, w in ipairs(st.trace) do
+      T.ok(type(w.rule) == "string" and w.where:find(":%d+$") and w.before and w.after, st.name .. ": a whole entry")
+    end
+  end
+  T.eq(table.concat(names, ","), "realize,rangeify,bufferize to store,split kernels,program")
+  -- the realize step says which node became the output: the matmul's
+  -- reduction under the RESHAPE and the PERMUTE
+  local out
+  for _, w in ipairs(steps[1].trace) do if w.rule == "realize_output" then out = w.after end end
+  T.eq(out and out:op(), "REDUCE_AXIS")
+  T.eq(out, p:outputs()[1])
+  T.contains(tostring(steps), "rangeify")
+end)
+
 T.test("the matmul runs exactly through the JIT and validates", function()
   local A, B = mat3()
   local C = A:matmul(B)

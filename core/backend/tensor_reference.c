@@ -96,6 +96,9 @@ typedef struct Prog {
     size_t npath, cappath;
     int sp, maxsp;      /* the stack's depth in blocks while compiling, and its most */
     int need;           /* a node to materialise before this region can compile, or -1 */
+    int through_recip;  /* compiling a division's divisor below the RECIPROCAL's users: the
+                           nodes on its path may be materialised with 1/y, not y, so a
+                           RESHAPE a view cannot follow is read through a chain of views */
     RefWord *stack;     /* maxsp + 1 blocks */
     RefWord **vs;       /* the block of each stack position (maxsp of them) */
     RefWord *spare;     /* the block no position uses: an op's result goes there */
@@ -192,7 +195,7 @@ static bool emit_access(Ref *r, Prog *g, int node, const RefWord *data, const Re
         /* a RESHAPE the view cannot follow: its source is materialised
          * first, or, too large for that, seen through a view of its own */
         const RNode *s = &r->nodes[m->src[0]];
-        if (shape_numel(&s->shape) <= REF_RESHAPE_MATERIALISE_MAX) {
+        if (!g->through_recip && shape_numel(&s->shape) <= REF_RESHAPE_MATERIALISE_MAX) {
             g->need = m->src[0];
             free(views);
             return false;
@@ -288,7 +291,9 @@ static bool compile_division(Ref *r, Prog *g, int k, int depth, bool *done) {
         }
         rk = r->nodes[rk].src[0];
     }
+    g->through_recip++;
     bool ok = compile(r, g, r->nodes[rk].src[0], depth + 1);
+    g->through_recip--;
     g->npath = npath;
     if (!ok || !emit(r, g, RI_ALU, k, -1)) return false;
     g->ins[g->nins - 1].op = OP_FDIV;
@@ -691,6 +696,8 @@ static bool materialise(Ref *r, int k) {
             continue;
         }
         if (need < 0 || r->failed) { ok = false; break; }
+        /* a node asked for again once it has its values would be asked for forever */
+        if (r->nodes[need].data) { ok = fail(r, r->nodes[need].u, "cannot evaluate what reads this node (it is needed again)"); break; }
         r->nodes[need].materialise = true;
         r->nodes[need].lenient = true;
         ok = grow((void **)&work, &cap, nw, sizeof *work);

@@ -276,6 +276,25 @@ T.test("half divisions by a broadcast divisor, a sum and a constant validate", f
   end
 end)
 
+T.test("a reciprocal read through a repeat and a matmul: the reference divides, with no endless re-materialising", function()
+  -- between the MUL and its RECIPROCAL lie the repeat's reshapes, which a
+  -- strided view cannot follow; the reference reads the divisor through a
+  -- chain of views there (materialising the repeat would hold 1/y, not y)
+  local P = {1.0, 2.0, 4.0, 0.5, 0.25, 8.0, 0.125, 16.0}
+  local Y = list(16, function(i) return P[(i * 5) % 8 + 1] end)
+  local y = Tensor(Y, "float32"):reshape(2, 4, 2)
+  local t = y:reciprocal():repeat_{2, 2, 2}:dot(Tensor.ones(4, 4, 5))
+  local want = {}
+  for b = 0, 3 do
+    for i = 0, 7 do
+      local sum = 0.0
+      for k = 0, 3 do sum = sum + 1 / Y[(b % 2) * 8 + (i % 4) * 2 + (k % 2) + 1] end
+      for l = 1, 5 do want[#want + 1] = sum end
+    end
+  end
+  check_everywhere(t, want, "repeat(1/y) @ ones")
+end)
+
 -- float16 transcendentals are decomposed as tinygrad does and land a unit
 -- or two in the last place from the correctly rounded reference; the
 -- validator holds a float16 output to four of its ulps, no tighter

@@ -183,10 +183,14 @@ bool sched_realize(SchedState *st) {
     }
     /* the cost function, sources first: a candidate whose work is cheap is
      * computed where it is read instead */
+    free(st->inlined);
+    st->inlined = calloc(n ? n : 1, sizeof *st->inlined);
+    ok = ok && st->inlined;
     for (size_t i = 0; ok && i < n; i++) {
         if (!candidate[i]) continue;
         if (!worth_a_buffer(st, st->topo[i], &ok) && ok) {
             st->materialised[i] = false;
+            st->inlined[i] = true;
             SCHED_NOTE(st, "realize_undone_cheap", st->topo[i], st->topo[i]);
         }
     }

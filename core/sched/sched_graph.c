@@ -6,12 +6,25 @@
 
 
 
+typedef struct Leaves {
+    const U64Map *map;
+    bool (*stop)(const UOp *u);
+} Leaves;
+
 /* nodes in the map are leaves: their insides are another kernel's business */
-static bool in_map(const UOp *u, void *map) { return u64map_get(map, u->id) != NULL; }
+static bool is_leaf(const UOp *u, void *ud) {
+    const Leaves *l = ud;
+    return u64map_get(l->map, u->id) != NULL || (l->stop && l->stop(u));
+}
 
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map) {
+    return sched_substitute_stop(c, root, map, NULL);
+}
+
+const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u)) {
     size_t n;
-    const UOp **topo = uop_toposort_gated(root, in_map, (void *)map, &n);
+    Leaves leaves = {map, stop};
+    const UOp **topo = uop_toposort_gated(root, is_leaf, &leaves, &n);
     if (!topo) { uctx_set_error(c, "out of memory"); return NULL; }
     U64Map done = {0};
     const UOp *result = NULL;

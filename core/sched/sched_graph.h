@@ -8,4 +8,6 @@
 /* root with every node in map (id -> replacement) replaced, without looking
  * inside replaced nodes; NULL with uctx_error on failure */
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
+/* the same, not looking inside nodes for which stop(u) is true either */
+const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u));
 #endif

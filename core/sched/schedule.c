@@ -118,6 +118,7 @@ static void free_state(SchedState *st) {
     free(st->mat);
     free(st->out_pos);
     free(st->out_depth);
+    free(st->inlined);
     free(st->materialised);
     free(st->shapes);
     free(st->topo);

@@ -31,6 +31,9 @@ typedef struct SchedState {
     bool *materialised;       /* by topo position */
     int *out_pos;             /* by SINK source: topo position of the node its buffer holds */
     int *out_depth;           /* by SINK source: movement ops above that node (0: the source) */
+    bool *inlined;            /* by topo position: a candidate for a buffer computed where it is
+                                 read instead (rangeify builds it once at ranges of its own and
+                                 substitutes each read's indices, as v0.12.0 removes the buffer) */
     const UOp **mat;
     int nmat;
     int *mat_of;              /* by topo position: index in mat, -1 if none */

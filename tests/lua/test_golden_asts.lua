@@ -109,8 +109,6 @@ end
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
 local KNOWN = {
-  grad_conv2d = "the weight load's gate is the AND of the same two clauses (rows, columns) in the other order: "
-    .. "uopdb reuses the input load's gate, tinygrad builds its own",
   grad_layernorm = "tinygrad gives the gradient of the centred input (read by a reduce and by the last kernel) a "
     .. "buffer of its own, 6 kernels; uopdb computes it again in both, 5 kernels",
   shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "

@@ -90,6 +90,9 @@ void luop_open_uop(lua_State *L);
 void luop_open_build(lua_State *L);
 void luop_open_text(lua_State *L);
 void luop_open_rules(lua_State *L);
+/* pushes one rewrite of a trace as a table {rule, where = "file:line", before, after} */
+struct TraceRewrite;
+void luop_push_rewrite(lua_State *L, const struct TraceRewrite *w);
 void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, shapes */
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
 void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */

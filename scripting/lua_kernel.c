@@ -474,15 +474,7 @@ static int k_rewrites(lua_State *L) {
             sb_printf(&sb, "  ->  %s", sb_str(&e));
         }
         sb_printf(&sb, "   (%s:%d)\n", w->file ? w->file : "?", w->line);
-        lua_createtable(L, 0, 5);
-        lua_pushstring(L, w->rule);
-        lua_setfield(L, -2, "rule");
-        lua_pushfstring(L, "%s:%d", w->file ? w->file : "?", w->line);
-        lua_setfield(L, -2, "where");
-        luop_push(L, w->before);
-        lua_setfield(L, -2, "before");
-        luop_push(L, w->after);
-        lua_setfield(L, -2, "after");
+        luop_push_rewrite(L, w);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     set_text(L, "rewrites", sb_str(&sb));

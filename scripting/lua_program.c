@@ -541,16 +541,7 @@ static int p_steps(lua_State *L) {
         /* trace: each rewrite of the step, as k:rewrites lists a stage's */
         lua_createtable(L, (int)(st->trace.nrewrites < 1u << 20 ? st->trace.nrewrites : 0), 0);
         for (size_t k = 0; k < st->trace.nrewrites; k++) {
-            const TraceRewrite *w = &st->trace.rewrites[k];
-            lua_createtable(L, 0, 4);
-            lua_pushstring(L, w->rule);
-            lua_setfield(L, -2, "rule");
-            lua_pushfstring(L, "%s:%d", w->file ? w->file : "?", w->line);
-            lua_setfield(L, -2, "where");
-            luop_push(L, w->before);
-            lua_setfield(L, -2, "before");
-            luop_push(L, w->after);
-            lua_setfield(L, -2, "after");
+            luop_push_rewrite(L, &st->trace.rewrites[k]);
             lua_rawseti(L, -2, (lua_Integer)k + 1);
         }
         lua_setfield(L, -2, "trace");

@@ -354,20 +354,24 @@ static int trace_gc(lua_State *L) {
     return 0;
 }
 
+void luop_push_rewrite(lua_State *L, const TraceRewrite *w) {
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, w->rule);
+    lua_setfield(L, -2, "rule");
+    lua_pushfstring(L, "%s:%d", w->file ? w->file : "?", w->line);
+    lua_setfield(L, -2, "where");
+    luop_push(L, w->before);
+    lua_setfield(L, -2, "before");
+    luop_push(L, w->after);
+    lua_setfield(L, -2, "after");
+}
+
 static void push_trace(lua_State *L, const Trace *t, RuleSet *rs, const RuleStats *before) {
     lua_createtable(L, 0, 3);
     lua_createtable(L, (int)(t->nrewrites < 1u << 20 ? t->nrewrites : 0), 0);
     for (size_t i = 0; i < t->nrewrites; i++) {
         const TraceRewrite *r = &t->rewrites[i];
-        lua_createtable(L, 0, 6);
-        lua_pushstring(L, r->rule);
-        lua_setfield(L, -2, "rule");
-        lua_pushfstring(L, "%s:%d", r->file ? r->file : "?", r->line);
-        lua_setfield(L, -2, "where");
-        luop_push(L, r->before);
-        lua_setfield(L, -2, "before");
-        luop_push(L, r->after);
-        lua_setfield(L, -2, "after");
+        luop_push_rewrite(L, r);
         lua_pushnumber(L, (double)r->ns / 1e6);
         lua_setfield(L, -2, "ms");
         lua_pushinteger(L, (lua_Integer)r->pass + 1);

@@ -23,7 +23,7 @@ import sys
 from tinygrad import Tensor, dtypes
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture_tinygrad_values import make_input  # noqa: E402  (the same inputs)
+from capture_tinygrad_values import make_input, read_cases  # noqa: E402  (the same cases and inputs)
 
 
 def case_blocks(name, inputs, python):
@@ -46,13 +46,9 @@ def case_blocks(name, inputs, python):
 def main():
     print("# tinygrad_case_asts.txt - tinygrad v0.12.0's kernel ASTs for the cases of")
     print("# tinygrad_op_cases.txt; written by scripts/capture_tinygrad_case_asts.py")
-    with open(sys.argv[1]) as f:
-        for line in f:
-            if not line.strip() or line.startswith("#"):
-                continue
-            name, inputs, python, _lua = (part.strip() for part in line.split("|"))
-            for block in case_blocks(name, inputs, python):
-                print(block, end="", flush=True)
+    for name, inputs, python in read_cases(sys.argv[1]):
+        for block in case_blocks(name, inputs, python):
+            print(block, end="", flush=True)
 
 
 if __name__ == "__main__":

@@ -94,16 +94,22 @@ def run_case(name, inputs, python):
         return [f"{name} | error | {type(e).__name__}"]
 
 
-def main():
-    print("# tinygrad_op_values.txt - what tinygrad v0.12.0 computes for the cases of")
-    print("# tinygrad_op_cases.txt; written by scripts/capture_tinygrad_values.py")
-    with open(sys.argv[1]) as f:
+def read_cases(path):
+    """(name, inputs, python) of each case line of the cases file"""
+    with open(path) as f:
         for line in f:
             if not line.strip() or line.startswith("#"):
                 continue
             name, inputs, python, _lua = (part.strip() for part in line.split("|"))
-            for out in run_case(name, inputs, python):
-                print(out, flush=True)
+            yield name, inputs, python
+
+
+def main():
+    print("# tinygrad_op_values.txt - what tinygrad v0.12.0 computes for the cases of")
+    print("# tinygrad_op_cases.txt; written by scripts/capture_tinygrad_values.py")
+    for name, inputs, python in read_cases(sys.argv[1]):
+        for out in run_case(name, inputs, python):
+            print(out, flush=True)
 
 
 if __name__ == "__main__":

@@ -323,7 +323,9 @@ bool dot_render(const char *dot_text, const char *format, const char *out_path, 
     int in_fd = -1, log_fd = -1;
     bool known = false;
     for (int i = 0; format && allowed_formats[i]; i++) known |= strcmp(format, allowed_formats[i]) == 0;
-    if (!known) FAIL("unknown output format '%s' (use svg, png, pdf, dot, json or plain)", format ? format : "");
+    char shown[64];
+    escape_line(shown, sizeof shown, format ? format : "");
+    if (!known) FAIL("unknown output format '%s' (use svg, png, pdf, dot, json or plain)", shown);
     if (!dot_text) FAIL("no DOT text to render");
     if (!out_path || !*out_path) FAIL("no output file given");
     if ((in_fd = make_temp(in_path, sizeof in_path, "graph")) < 0) FAIL("cannot create a temporary file: %s", strerror(errno));

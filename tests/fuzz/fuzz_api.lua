@@ -246,7 +246,8 @@ end
 -- last call made directly, so running it shows the error or the crash
 local function snippet(stmts, finding)
   local lines = {"-- fuzz_api finding: " .. finding.fn .. ": " .. finding.why,
-    "--   " .. (finding.crash and finding.signature or finding.message:sub(1, 300)),
+    -- (a message of several lines stays a comment: each line is one)
+    "--   " .. (finding.crash and finding.signature or finding.message:sub(1, 300)):gsub("\n", "\n--   "),
     string.format("-- found by: uopdb tests/fuzz/fuzz_api.lua --seed %d (batch seed %d, call %d)", opts.seed,
       finding.batch_seed, finding.n),
     "-- run it: build/uopdb <this file>", prelude, opts.plant and "load(PLANTED_SOURCE)()" or ""}

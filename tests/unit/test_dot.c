@@ -150,6 +150,15 @@ static void test_render_rejects_bad_format_and_missing_dot(void **state) {
     char err[512] = "";
     assert_false(dot_render("digraph {}", "svg; rm -rf /", "/tmp/x.svg", err, sizeof err));
     assert_string_equal(err, "unknown output format 'svg; rm -rf /' (use svg, png, pdf, dot, json or plain)");
+    /* a format with a newline (from a file name) is shown on one line, cut when long */
+    assert_false(dot_render("digraph {}", "x,)),\n    y", "/tmp/x.svg", err, sizeof err));
+    assert_string_equal(err, "unknown output format 'x,)),\\n    y' (use svg, png, pdf, dot, json or plain)");
+    char long_format[300];
+    memset(long_format, 'q', sizeof long_format - 1);
+    long_format[sizeof long_format - 1] = 0;
+    assert_false(dot_render("digraph {}", long_format, "/tmp/x.svg", err, sizeof err));
+    assert_null(strchr(err, '\n'));
+    assert_true(strstr(err, "...' (use svg") != NULL);
     /* with no dot on the PATH */
     char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
     setenv("PATH", "/nonexistent-uopdb-dir", 1);

@@ -43,7 +43,8 @@ local function view_of(u, held, b)
 end
 Tensor._view_of = view_of
 
--- is self a view of a realized buffer (no work left but moving its elements)?
+-- is self a realized buffer or a view of one (no work left but moving its
+-- elements)?
 local function realized_view(self)
   local u = self.uop
   while MOVEMENT[u:op()] do u = u:src()[1] end
@@ -59,7 +60,7 @@ function Tensor:realize(...)
   local pending = {}
   for _, t in ipairs({self, ...}) do
     if not is_tensor(t) then fail("realize: expected Tensors, got %s", type(t)) end
-    if realized_buffer(t) or realized_view(t) then
+    if realized_view(t) then
       -- nothing to do: a view of a realized buffer is realized, as in tinygrad
     elseif prod(t._shape) == 0 then
       -- no elements: an empty buffer, with no kernel (as tinygrad schedules none)

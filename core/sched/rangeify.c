@@ -53,8 +53,7 @@ typedef struct Rangeify {
     UCtx *c;
     const UOp *root;      /* the materialised node being built */
     U64Map memo;          /* (node id, key id) -> value; per root */
-    U64Map inline_value;  /* inlined node id -> its value at its own ranges */
-    U64Map inline_ranges; /* inlined node id -> SINK of those ranges */
+    U64Map inlined;       /* inlined node id -> SINK(its value at its own ranges, those ranges...) */
     const UOp *own_ranges_of; /* the inlined node being built at its own ranges */
     const UOp *zero, *yes;
     StackGuard guard;
@@ -358,59 +357,35 @@ static bool is_read_of_buffer(const UOp *u) {
     return op == OP_BUFFERIZE || op == OP_BUFFER;
 }
 
-static bool stop_at_read(const UOp *u, void *ud) {
-    (void)ud;
-    return is_read_of_buffer(u);
-}
-
-/* does u reduce, not counting the buffers it reads? */
-static bool has_reduce(const UOp *u) {
-    size_t n;
-    const UOp **topo = uop_toposort_gated(u, stop_at_read, NULL, &n);
-    bool found = !topo;
-    for (size_t i = 0; topo && i < n && !found; i++) found = uop_op(topo[i]) == OP_REDUCE;
-    free(topo);
-    return found;
-}
-
 /* A node that realize made a candidate for a buffer (read at different
  * indices) and then left without one is built as v0.12.0 builds it: once,
  * at RANGEs of its own, as if it had its buffer, and each read substitutes
  * its indices for those RANGEs (v0.12.0's remove_bufferize) rather than
  * pushing them through its movement ops, so what a read's gate would let
- * those ops simplify stays as v0.12.0 leaves it.  A value holding a
- * reduction is built at each read's indices instead (its REDUCE ranges
- * would be shared). */
+ * those ops simplify stays as v0.12.0 leaves it.  A reduction in the value
+ * keeps its REDUCE ranges in every read, as v0.12.0's substitution does. */
 static const UOp *inline_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
-    const UOp *value = u64map_get(&R->inline_value, x->id), *ranges = u64map_get(&R->inline_ranges, x->id);
+    const UOp *own = u64map_get(&R->inlined, x->id); /* SINK(value, ranges...) */
     const Shape *s = sched_shape(R->st, x);
-    if (!value) {
-        const UOp *own[SHAPE_MAX_DIMS];
+    if (!own) {
+        const UOp *src[1 + SHAPE_MAX_DIMS];
         for (int d = 0; d < s->ndim; d++)
-            if (!built(R, x, own[d] = new_range(R, s->d[d], AXIS_LOOP))) return NULL;
+            if (!built(R, x, src[1 + d] = new_range(R, s->d[d], AXIS_LOOP))) return NULL;
         const UOp *saved = R->own_ranges_of;
         R->own_ranges_of = x;
-        value = value_at(R, x, own);
+        src[0] = value_at(R, x, src + 1);
         R->own_ranges_of = saved;
-        ranges = value ? uop_intern(c, OP_SINK, DT_VOID, own, s->ndim, NULL, NULL) : NULL;
-        if (!built(R, x, ranges)) return NULL;
-        if (has_reduce(value)) value = x; /* marks "build at each read" */
-        if (!u64map_put(&R->inline_value, x->id, value) || !u64map_put(&R->inline_ranges, x->id, ranges))
-            return sched_fail(R->st, x, "out of memory"), NULL;
-    }
-    if (value == x) {
-        const UOp *saved = R->own_ranges_of;
-        R->own_ranges_of = x;
-        const UOp *r = value_at(R, x, idx);
-        R->own_ranges_of = saved;
-        return r;
+        if (!src[0]) return NULL;
+        own = uop_intern(c, OP_SINK, DT_VOID, src, 1 + s->ndim, NULL, NULL);
+        if (!built(R, x, own)) return NULL;
+        if (!u64map_put(&R->inlined, x->id, own)) return sched_fail(R->st, x, "out of memory"), NULL;
     }
     U64Map map = {0};
     bool ok = true;
     for (int d = 0; ok && d < s->ndim; d++)
-        if (uop_op(ranges->src[d]) == OP_RANGE) ok = u64map_put(&map, ranges->src[d]->id, idx[d]);
-    const UOp *r = ok ? sched_substitute_stop(c, value, &map, is_read_of_buffer) : NULL;
+        if (uop_op(own->src[1 + d]) == OP_RANGE) ok = u64map_put(&map, own->src[1 + d]->id, idx[d]);
+    const UOp *r = ok ? sched_substitute_stop(c, own->src[0], &map, is_read_of_buffer) : NULL;
     u64map_free(&map);
     if (!ok) return sched_fail(R->st, x, "out of memory"), NULL;
     if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_inline", x, r);
@@ -494,8 +469,7 @@ bool sched_rangeify(SchedState *st) {
         SCHED_NOTE(st, "rangeify_bufferize", m, st->bufferize[i]);
     }
     u64map_free(&R.memo);
-    u64map_free(&R.inline_value);
-    u64map_free(&R.inline_ranges);
+    u64map_free(&R.inlined);
     free(R.ew);
     return ok && symbolic_pass(st);
 }

@@ -20,8 +20,11 @@ local MOVEMENT = {RESHAPE = true, EXPAND = true, PERMUTE = true, PAD = true, SHR
 -- that u's movement ops make (as tinygrad realizes a view's base); a
 -- reshape of the buffer stays a reshape of it
 local function view_of(u, held, b)
+  -- a work stored once along the axes it does not use is held SHRINKed to
+  -- index 0 on them, and read through an EXPAND of that shape
+  local once = held:op() == "SHRINK" and held:src()[1] or nil
   local moves = {}
-  while u ~= held do
+  while u ~= held and u ~= once do
     if not MOVEMENT[u:op()] then fail("realize: the program's output %s is not under the tensor's movement ops", tostring(held)) end
     moves[#moves + 1] = u
     u = u:src()[1]
@@ -29,6 +32,7 @@ local function view_of(u, held, b)
   local n = prod(uop.shape(held))
   local function reshaped(shape) return reshape_raw(wrap(b, {n}, b:dtype()), shape).uop end
   local v = reshaped(uop.shape(held))
+  if u == once then v = wrap(v, uop.shape(held), b:dtype()):expand(uop.shape(once)).uop end
   for i = #moves, 1, -1 do
     local m = moves[i]
     if m:op() == "RESHAPE" and (v == b or (v:op() == "RESHAPE" and v:src()[1] == b)) then

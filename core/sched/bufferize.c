@@ -25,7 +25,7 @@ bool sched_bufferize_to_store(SchedState *st) {
     bool ok = true;
     for (int i = 0; ok && i < st->nmat; i++) {
         const UOp *m = st->mat[i], *bz = st->bufferize[i];
-        const Shape *s = sched_shape(st, m);
+        const Shape *s = &st->stored[i];
         int64_t numel = shape_numel(s);
         const UOp *lu = uop_new(c, OP_LUNIQUE, DT_VOID, NULL, 0, arg_int(c, i));
         const UOp *bsrc[2] = {lu, st->device};

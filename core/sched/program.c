@@ -70,7 +70,7 @@ bool sched_make_program(SchedState *st, Schedule *s) {
         int i = order[e];
         if (is_output[i]) continue;
         mat_buf[i] = s->nbufs;
-        add_buffer(s, SBUF_TMP, ntmp++, st->mat[i]->dtype, shape_numel(sched_shape(st, st->mat[i])), st->mat[i]);
+        add_buffer(s, SBUF_TMP, ntmp++, st->mat[i]->dtype, shape_numel(&st->stored[i]), st->held[i]);
     }
     for (int i = 0; ok && i < st->sink->nsrc; i++) {
         int m = st->mat_of[st->out_pos[i]];
@@ -78,7 +78,7 @@ bool sched_make_program(SchedState *st, Schedule *s) {
         for (int j = 0; j < i; j++) seen |= st->out_pos[j] == st->out_pos[i];
         if (!seen) {
             mat_buf[m] = s->nbufs;
-            add_buffer(s, SBUF_OUTPUT, nout++, st->mat[m]->dtype, shape_numel(sched_shape(st, st->mat[m])), st->mat[m]);
+            add_buffer(s, SBUF_OUTPUT, nout++, st->mat[m]->dtype, shape_numel(&st->stored[m]), st->held[m]);
         }
         s->output_views[s->noutputs] = st->out_depth[i];
         s->outputs[s->noutputs++] = mat_buf[m];

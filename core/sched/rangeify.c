@@ -79,7 +79,23 @@ static const UOp *iconst(Rangeify *R, int64_t v) { return uop_const_int(R->c, DT
 __attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, const UOp *buf, const UOp *const *idx) {
     UCtx *c = R->c;
     const Shape *s = sched_shape(R->st, x);
-    const UOp *flat = uop_op(buf) == OP_BUFFER && s->ndim == 1 ? idx[0] : sched_flat_index(c, s, idx);
+    const UOp *flat;
+    const int ps = sched_pos(R->st, x);
+    const int m = uop_op(buf) == OP_BUFFERIZE && ps >= 0 ? R->st->mat_of[ps] : -1;
+    if (m >= 0 && R->st->held[m] != x) {
+        /* stored without its dead axes: read through the EXPAND (index 0)
+         * and the RESHAPE to the axes it stores, as v0.12.0 reads it */
+        const Shape *stored = &R->st->stored[m];
+        Shape held; /* x's shape with 1 on the dead axes: the SHRINK's ends */
+        if (!uop_int_vector(R->st->held[m]->src[2], held.d, SHAPE_MAX_DIMS, &held.ndim) || held.ndim != s->ndim)
+            return sched_fail(R->st, x, "a buffer stored without its dead axes has no shape"), NULL;
+        const UOp *eidx[SHAPE_MAX_DIMS], *sidx[SHAPE_MAX_DIMS];
+        for (int d = 0; d < s->ndim; d++) eidx[d] = held.d[d] == s->d[d] ? idx[d] : R->zero;
+        if (!sched_reshape_indices(c, stored, &held, eidx, sidx)) return built(R, x, NULL), NULL;
+        flat = sched_flat_index(c, stored, sidx);
+    } else {
+        flat = uop_op(buf) == OP_BUFFER && s->ndim == 1 ? idx[0] : sched_flat_index(c, s, idx);
+    }
     if (!built(R, x, flat)) return NULL;
     const UOp *src[2] = {buf, flat};
     const UOp *r = uop_new(c, OP_INDEX, x->dtype, src, 2, NULL);
@@ -416,6 +432,63 @@ static const UOp *value_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     return value_build(R, x, idx, mk);
 }
 
+/* the gate of the walk over a value: another buffer's ranges are its own */
+static bool uses_no_buffer(const UOp *u, void *ud) {
+    (void)ud;
+    return is_read_of_buffer(u);
+}
+
+/* A materialised node whose value does not use the RANGE of an axis (a
+ * gradient of a broadcast, a sum added to its own transpose) is stored
+ * once along that axis, as v0.12.0's cleanup_dead_axes stores it: the
+ * BUFFERIZE keeps the RANGEs of the axes the value uses, st->stored[i]
+ * is their shape, and st->held[i] is the node SHRINKed to index 0 on the
+ * others (what the buffer holds; the tensor is its EXPAND).  Not for a
+ * CONTIGUOUS or a COPY (v0.12.0 always runs those whole) nor for a
+ * constant (see below).  src and *nsrc are the BUFFERIZE's sources,
+ * changed in place. */
+static bool drop_dead_axes(Rangeify *R, int i, const UOp **src, int *nsrc) {
+    SchedState *st = R->st;
+    const UOp *m = st->mat[i];
+    const Shape *s = sched_shape(st, m);
+    if (uop_op(m) == OP_CONTIGUOUS || uop_op(m) == OP_COPY) return true;
+    bool any_range = false;
+    for (int d = 0; d < s->ndim; d++) any_range |= uop_op(src[1 + d]) == OP_RANGE;
+    if (!any_range) return true;
+    size_t n = 0;
+    const UOp **topo = uop_toposort_gated(src[0], uses_no_buffer, NULL, &n);
+    if (!topo) return sched_fail(st, m, "out of memory");
+    bool live[SHAPE_MAX_DIMS] = {false}, dead = false, reads = false;
+    for (size_t k = 0; k < n; k++) {
+        reads |= uop_op(topo[k]) == OP_INDEX;
+        if (uop_op(topo[k]) == OP_RANGE)
+            for (int d = 0; d < s->ndim; d++) live[d] |= topo[k] == src[1 + d];
+    }
+    free(topo);
+    for (int d = 0; d < s->ndim; d++) dead |= uop_op(src[1 + d]) == OP_RANGE && !live[d];
+    /* a value that reads no buffer is a constant: v0.12.0 makes no kernel
+     * for it, and the copy uopdb makes fills the whole tensor */
+    if (!dead || !reads) return true;
+    /* the BUFFERIZE keeps the live RANGEs; its shape is theirs */
+    int64_t begin[SHAPE_MAX_DIMS], end[SHAPE_MAX_DIMS];
+    Shape *stored = &st->stored[i];
+    stored->ndim = 0;
+    int k = 1;
+    for (int d = 0; d < s->ndim; d++) {
+        begin[d] = 0;
+        end[d] = live[d] ? s->d[d] : 1;
+        if (!live[d]) continue;
+        stored->d[stored->ndim++] = s->d[d];
+        src[k++] = src[1 + d];
+    }
+    *nsrc = k;
+    const UOp *ssrc[3] = {m, sched_shape_vector(R->c, begin, s->ndim), sched_shape_vector(R->c, end, s->ndim)};
+    const UOp *held = ssrc[1] && ssrc[2] ? uop_new(R->c, OP_SHRINK, m->dtype, ssrc, 3, NULL) : NULL;
+    if (!built(R, m, held)) return false;
+    st->held[i] = held;
+    return true;
+}
+
 /* tinygrad's pass after rangeify: the whole graph, values and indices, is
  * simplified with `symbolic + pm_reduce_simplify` (constants folded, casts
  * and comparisons of constants gone, like terms combined, ranges a sum does
@@ -448,8 +521,11 @@ bool sched_rangeify(SchedState *st) {
     stack_guard_init(&R.guard);
     R.zero = iconst(&R, 0);
     R.yes = uop_const_bool(st->c, true);
-    st->bufferize = calloc(st->nmat ? (size_t)st->nmat : 1, sizeof *st->bufferize);
-    if (!st->bufferize || !R.zero || !R.yes) return sched_fail(st, st->sink, "out of memory");
+    size_t nm = st->nmat ? (size_t)st->nmat : 1;
+    st->bufferize = calloc(nm, sizeof *st->bufferize);
+    st->stored = calloc(nm, sizeof *st->stored);
+    st->held = calloc(nm, sizeof *st->held);
+    if (!st->bufferize || !st->stored || !st->held || !R.zero || !R.yes) return sched_fail(st, st->sink, "out of memory");
     bool ok = true;
     for (int i = 0; ok && i < st->nmat; i++) {
         const UOp *m = st->mat[i];
@@ -464,8 +540,13 @@ bool sched_rangeify(SchedState *st) {
         u64map_free(&R.memo);
         src[0] = value_at(&R, m, src + 1);
         if (!(ok = src[0] != NULL)) break;
-        st->bufferize[i] = uop_new(st->c, OP_BUFFERIZE, m->dtype, src, 1 + s->ndim, arg_int(st->c, m->id));
+        st->held[i] = m;
+        st->stored[i] = *s;
+        int nsrc = 1 + s->ndim;
+        if (!(ok = drop_dead_axes(&R, i, src, &nsrc))) break;
+        st->bufferize[i] = uop_new(st->c, OP_BUFFERIZE, m->dtype, src, nsrc, arg_int(st->c, m->id));
         if (!(ok = built(&R, m, st->bufferize[i]))) break;
+        if (st->held[i] != m) SCHED_NOTE(st, "cleanup_dead_axes", m, st->held[i]);
         SCHED_NOTE(st, "rangeify_bufferize", m, st->bufferize[i]);
     }
     u64map_free(&R.memo);

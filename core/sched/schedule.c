@@ -17,6 +17,13 @@ const Shape *sched_shape(const SchedState *st, const UOp *u) {
     return p < 0 ? NULL : &st->shapes[p];
 }
 
+const UOp *sched_shape_vector(UCtx *c, const int64_t *d, int n) {
+    if (n == 1) return uop_const_int(c, DT_INDEX, d[0]);
+    const Arg *items[SHAPE_MAX_DIMS];
+    for (int i = 0; i < n; i++) items[i] = arg_int(c, d[i]);
+    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
+}
+
 bool sched_fail(SchedState *st, const UOp *u, const char *fmt, ...) {
     if (st->err[0]) return false;
     char what[320];
@@ -114,6 +121,8 @@ static void free_state(SchedState *st) {
     free(st->after);
     free(st->buffer);
     free(st->bufferize);
+    free(st->stored);
+    free(st->held);
     free(st->mat_of);
     free(st->mat);
     free(st->out_pos);

@@ -7,6 +7,7 @@
  *                      re-indexed) and mark it
  *   2 rangeify         movement ops become index arithmetic on RANGEs; each
  *                      materialised node becomes a BUFFERIZE over its ranges
+ *                      (less those its value does not use: cleanup_dead_axes)
  *   3 bufferize to store   BUFFERIZE becomes a STORE into a buffer, ended
  *                      over its ranges
  *   4 split kernels    each store becomes a kernel: SINK(END(STORE(INDEX(
@@ -36,7 +37,9 @@ typedef struct SchedBuffer {
     const DType *dtype;       /* element dtype (float32) */
     int64_t size;             /* elements */
     const UOp *source;        /* INPUT: the tensor graph's BUFFER node;
-                                 TMP/OUTPUT: the tensor node materialised here */
+                                 TMP/OUTPUT: the tensor node materialised here, or,
+                                 when its value does not use some of its axes, that
+                                 node SHRINKed to index 0 on them (stored once) */
     int first_kernel;         /* index of the first kernel that uses it (-1: none) */
     int last_kernel;          /* index of the last kernel that uses it */
 } SchedBuffer;

@@ -39,6 +39,11 @@ typedef struct SchedState {
     int *mat_of;              /* by topo position: index in mat, -1 if none */
     /* step 2 */
     const UOp **bufferize;    /* BUFFERIZE of mat[i] */
+    Shape *stored;            /* by mat index: the shape its BUFFERIZE stores (mat[i]'s shape, or
+                                 only the axes its value uses: v0.12.0's cleanup_dead_axes) */
+    const UOp **held;         /* by mat index: the tensor node whose values its buffer holds:
+                                 mat[i], or mat[i] SHRINKed to index 0 on the axes its value
+                                 does not use (the tensor reads it through an EXPAND) */
     int next_range;           /* RANGE axis ids are unique over the whole schedule */
     /* step 3 */
     const UOp **buffer;       /* BUFFER(LUNIQUE) of mat[i] */
@@ -79,6 +84,8 @@ bool sched_reshape_indices(UCtx *c, const Shape *in, const Shape *out, const UOp
  * movement op other than PAD, built as v0.12.0's apply_movement_op builds
  * them (rangeify.c); false with st->err set on failure. */
 bool sched_movement_indices(SchedState *st, const UOp *x, const UOp *const *idx, const UOp **sidx);
+/* The size vector of a movement op: a CONST for one dim, a VCONST else. */
+const UOp *sched_shape_vector(UCtx *c, const int64_t *d, int n);
 /* row-major flat index of idx in shape s (the reshape to one dim) */
 const UOp *sched_flat_index(UCtx *c, const Shape *s, const UOp *const *idx);
 

@@ -21,14 +21,6 @@
 #define SPLIT_MIN 8
 #define SPLIT_OUTPUT_CAP ((int64_t)1 << 22)
 
-/* The size vector of a movement op: a CONST for one dim, a VCONST else. */
-static const UOp *shape_vector(UCtx *c, const int64_t *d, int n) {
-    if (n == 1) return uop_const_int(c, DT_INDEX, d[0]);
-    const Arg *items[SHAPE_MAX_DIMS];
-    for (int i = 0; i < n; i++) items[i] = arg_int(c, d[i]);
-    return uop_new(c, OP_VCONST, dt_vec(DT_INDEX, n), NULL, 0, arg_tuple(c, items, (uint32_t)n));
-}
-
 static const UOp *reduce_axis(UCtx *c, const UOp *x, const Arg *op, const Arg *axes) {
     const Arg *items[2] = {op, axes};
     return uop_new(c, OP_REDUCE_AXIS, x->dtype, &x, 1, arg_tuple(c, items, 2));
@@ -102,7 +94,7 @@ static const UOp *split_one(SchedState *st, const UOp *r) {
     for (int i = 0, k = 0; i < n; i++)
         if (i != dim) order[k++] = arg_int(c, i);
     order[n - 1] = arg_int(c, dim);
-    const UOp *rsrc[2] = {x, shape_vector(c, shape, n)};
+    const UOp *rsrc[2] = {x, sched_shape_vector(c, shape, n)};
     const UOp *reshaped = rsrc[1] ? uop_new(c, OP_RESHAPE, x->dtype, rsrc, 2, NULL) : NULL;
     const UOp *permuted = reshaped ? uop_new(c, OP_PERMUTE, x->dtype, &reshaped, 1, arg_tuple(c, order, (uint32_t)n)) : NULL;
     /* reduce the original axes, keep the d partials in a buffer, reduce them */
@@ -110,7 +102,7 @@ static const UOp *split_one(SchedState *st, const UOp *r) {
     const UOp *kept = partial ? uop_new(c, OP_CONTIGUOUS, x->dtype, &partial, 1, NULL) : NULL;
     const Arg *last = arg_int(c, rs->ndim);
     const UOp *folded = kept ? reduce_axis(c, kept, r->arg->items[0], arg_tuple(c, &last, 1)) : NULL;
-    const UOp *back[2] = {folded, shape_vector(c, rs->d, rs->ndim)};
+    const UOp *back[2] = {folded, sched_shape_vector(c, rs->d, rs->ndim)};
     const UOp *out = folded && back[1] ? uop_new_tagged(c, OP_RESHAPE, r->dtype, back, 2, NULL, r->tag) : NULL;
     if (!out) return sched_fail(st, r, "split reduce: %s", uctx_error(c)), NULL;
     SCHED_NOTE(st, "split_reduceop", r, out);

@@ -76,10 +76,19 @@ end
 function N.jit(t)
   local p = uop.compile(t)
   local outs, rep = p:run{validate = true, quiet = true}
-  local held = p:outputs()[1]
-  if held ~= t.uop then return uop.reference(uop.Tensor._view_of(t.uop, held, outs[1])), rep end
+  return N.output_values(t, p, outs), rep
+end
+
+-- the values of tensor t, output j (default 1) of program p whose run gave
+-- outs: its buffer as it is, or read through t's movement ops when the
+-- program stored the work under them or stored it once along the axes it
+-- does not use (p:outputs() names what each buffer holds)
+function N.output_values(t, p, outs, j)
+  j = j or 1
+  local held = p:outputs()[j]
+  if held ~= t.uop then return uop.reference(uop.Tensor._view_of(t.uop, held, outs[j])) end
   local s = t:shape()
-  return #s == 0 and uop.buffer_values(outs[1])[1] or uop.buffer_values(outs[1], s), rep
+  return #s == 0 and uop.buffer_values(outs[j])[1] or uop.buffer_values(outs[j], s)
 end
 
 -- t's values through uop.reference and through the JIT (its program run

@@ -111,8 +111,6 @@ end
 local KNOWN = {
   grad_layernorm = "tinygrad gives the gradient of the centred input (read by a reduce and by the last kernel) a "
     .. "buffer of its own, 6 kernels; uopdb computes it again in both, 5 kernels",
-  shared_broadcast = "tinygrad stores the second kernel's output with its broadcast axis removed (3 elements "
-    .. "read through an EXPAND, cleanup_dead_axes); uopdb stores all 12",
 }
 
 for _, prog in ipairs(PROGRAMS) do

@@ -676,12 +676,49 @@ T.test("realize: a view of computed work stores the work in its own order, as ti
   check(at:tolist(), {{1.0, 4.0, 7.0}, {2.0, 5.0, 8.0}, {3.0, 6.0, 9.0}})
 end)
 
+T.test("realize: work that does not use an axis is stored once along it, as tinygrad's cleanup_dead_axes", function()
+  if type(uop.compile) ~= "function" then return end
+  -- the gradient of sum(x @ y) by x: every row is y's row sums, so the
+  -- kernel stores one row and the tensor reads it through an EXPAND
+  local x = Tensor{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}
+  local y = Tensor{{1.0, 2.0, 3.0, 4.0}, {5.0, 6.0, 7.0, 8.0}, {9.0, 10.0, 11.0, 12.0}}
+  local g = x:matmul(y):sum():gradient(x)[1]
+  local p = uop.compile(g, {select = false})
+  local held = p:outputs()[1]
+  -- (the work is the (2, 1, 3) reduction under the gradient's reshape)
+  T.eq(held:op(), "SHRINK")
+  check(uop.shape(held), {1, 1, 3})
+  T.ok(tostring(p:text()):find("output0 float32[3]", 1, true), "a buffer of 3: " .. tostring(p:text()))
+  local noted
+  for _, step in ipairs(p:steps()) do
+    for _, w in ipairs(step.trace) do
+      if w.rule == "cleanup_dead_axes" then noted = {step.name, w.after} end
+    end
+  end
+  T.ok(noted, "the scheduler's trace names cleanup_dead_axes")
+  T.eq(noted[1], "rangeify")
+  T.eq(noted[2], held)
+  local outs, rep = p:run{validate = true}
+  T.ok(rep.ok, rep.text)
+  check(uop.buffer_values(outs[1]), {10.0, 26.0, 42.0})
+  g:realize()
+  T.eq(g.uop:op(), "RESHAPE")
+  T.eq(g.uop:src()[1]:op(), "EXPAND", "the gradient's reshape of the EXPAND of the buffer")
+  check(g:tolist(), {{10.0, 26.0, 42.0}, {10.0, 26.0, 42.0}})
+  check((g * x):tolist(), {{10.0, 52.0, 126.0}, {40.0, 130.0, 252.0}}) -- read again by a kernel
+  -- the same work under a transpose: the view goes over the EXPAND
+  local gt = x:matmul(y):sum():gradient(x)[1]:transpose()
+  gt:realize()
+  check(gt:tolist(), {{10.0, 10.0}, {26.0, 26.0}, {42.0, 42.0}})
+end)
+
 T.test("realize: random movement chains over computed work read as the reference has them", function()
   if type(uop.compile) ~= "function" then return end
   -- a fixed stream of chains of 1 to 3 movement ops (transpose, flip, pad,
   -- shrink, reshape, expand) over a matmul, a sum, an elementwise op, a
-  -- softmax, a cumsum and a max; each realized, read, and read again by a
-  -- kernel that computes from the view
+  -- softmax, a cumsum, a max and a broadcast sum (stored once along its
+  -- broadcast axis); each realized, read, and read again by a kernel that
+  -- computes from the view
   math.randomseed(1124)
   local function move(t)
     local s, k = t:shape(), math.random(6)
@@ -703,7 +740,8 @@ T.test("realize: random movement chains over computed work read as the reference
   for trial = 1, 60 do
     local a = Tensor.arange(12):reshape(3, 4):float()
     local b = Tensor.arange(20):reshape(4, 5):float() - 7
-    local bases = {a:matmul(b), a:sum(1), (a * 2):exp2(), a:softmax(1), a:cumsum(1), a:max(0)}
+    local bases = {a:matmul(b), a:sum(1), (a * 2):exp2(), a:softmax(1), a:cumsum(1), a:max(0),
+                   a:sum(1, {keepdim = true}):expand(3, 4) * 2}
     local t = bases[math.random(#bases)]
     for _ = 1, math.random(3) do t = move(t) end
     local want = uop.reference(t)

@@ -131,12 +131,18 @@ static Schedule *check_against_reference(const UOp *sink, int want_kernels) {
     run_program(s, &r);
     assert_int_equal(s->noutputs, sink->nsrc);
     for (int o = 0; o < s->noutputs; o++) {
-        /* a view's buffer holds the work under its movement ops */
+        /* a view's buffer holds the work under its movement ops, and a work
+         * that does not use an axis is held SHRINKed to index 0 on it */
+        const SchedBuffer *ob = &s->bufs[s->outputs[o]];
         const UOp *held = sink->src[o];
         for (int d = 0; d < s->output_views[o]; d++) held = held->src[0];
+        if (ob->source != held) {
+            assert_int_equal(uop_op(ob->source), OP_SHRINK);
+            assert_ptr_equal(ob->source->src[0], held);
+            held = ob->source;
+        }
         RefTensor t;
         if (!ref_eval(held, input_data, NULL, &t, err, sizeof err)) fail_msg("%s", err);
-        const SchedBuffer *ob = &s->bufs[s->outputs[o]];
         assert_int_equal(ob->kind, SBUF_OUTPUT);
         assert_int_equal(ob->size, shape_numel(&t.shape));
         for (int64_t i = 0; i < ob->size; i++)
@@ -190,6 +196,53 @@ static void test_elementwise_broadcast(void **st) {
     s = check_against_reference(sink1(full2(1.5, 2, 3)), 1);
     assert_string_equal(s->kernels[0].name, "E_2_3");
     assert_int_equal(s->kernels[0].nbufs, 1);
+    schedule_free(s);
+}
+
+/* v0.12.0's cleanup_dead_axes: a value that does not use an axis of its
+ * tensor is stored once along it, and its readers read index 0 there */
+static void test_dead_axes_stored_once(void **st) {
+    (void)st;
+    make_inputs(12);
+    /* row sums of A broadcast across, plus 1: the output does not use its
+     * second axis, so its buffer holds 3 elements, not 12 */
+    const UOp *sums = reduce(OP_ADD, RESHAPE(bufA, 3, 4), (int64_t[]){1}, 1);
+    const UOp *wide = bin(OP_ADD, EXPAND(sums, 3, 4), full2(1, 3, 4));
+    Schedule *s = check_against_reference(sink1(wide), 2);
+    const SchedBuffer *ob = &s->bufs[s->outputs[0]];
+    assert_int_equal(ob->size, 3);
+    assert_int_equal(uop_op(ob->source), OP_SHRINK);
+    assert_ptr_equal(ob->source->src[0], wide);
+    Run r;
+    run_program(s, &r);
+    const float want[3] = {1 + 2 + 3 + 4 + 1, 5 + 6 + 7 + 8 + 1, 9 + 10 + 11 + 12 + 1};
+    for (int i = 0; i < 3; i++) assert_true(r.data[s->outputs[0]][i] == want[i]);
+    run_free(&r);
+    schedule_free(s);
+    /* a temporary stored once and read by a later kernel at index 0 on its
+     * dead axis: (wide, kept in a buffer by its two readers) * A + wide */
+    const UOp *a = RESHAPE(bufA, 3, 4);
+    const UOp *rows = reduce(OP_ADD, bin(OP_MUL, wide, a), (int64_t[]){1}, 1);
+    const UOp *both[2] = {rows, wide};
+    s = check_against_reference(uop_sink(c, both, 2), 3);
+    int once = 0;
+    for (int b = 0; b < s->nbufs; b++)
+        if (s->bufs[b].kind != SBUF_INPUT && uop_op(s->bufs[b].source) == OP_SHRINK) {
+            assert_int_equal(s->bufs[b].size, 3);
+            once++;
+        }
+    assert_int_equal(once, 1);
+    run_program(s, &r);
+    for (int i = 0; i < 3; i++) {
+        float dot = 0;
+        for (int j = 0; j < 4; j++) dot += want[i] * A[i * 4 + j];
+        assert_true(r.data[s->outputs[0]][i] == dot);
+    }
+    run_free(&r);
+    schedule_free(s);
+    /* a CONTIGUOUS is stored whole, as v0.12.0 always runs it whole */
+    s = check_against_reference(sink1(uop_new(c, OP_CONTIGUOUS, DT_FLOAT32, &wide, 1, NULL)), 2);
+    assert_int_equal(s->bufs[s->outputs[0]].size, 12);
     schedule_free(s);
 }
 
@@ -669,6 +722,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_matmul_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_matches_tinygrad_ast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_elementwise_broadcast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dead_axes_stored_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_permuted_flipped_padded_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reductions_inner_and_outer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_over_broadcast_dims, setup, teardown),

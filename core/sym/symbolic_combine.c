@@ -95,13 +95,19 @@ static const UOp *combine_like_terms(const Match *m, void *ud) {
     return NULL;
 }
 
-/* -1*(x+c) -> -x + -c ; c*(x+c1) -> c*x + c*c1 (index) */
+/* -1*(x+c) -> -x + -c, for ints and floats as v0.12.0 writes it (so
+ * pi/2 - (pi/2 - x) is x again) ; c*(x+c1) -> c*x + c*c1 (index) */
 static const UOp *distribute_neg_const(const Match *m, void *ud) {
     (void)ud;
+    const UOp *x = GET("x"), *c = GET("c");
+    if (dt_is_float(x->dtype) && !dt_is_ptr(x->dtype) && c->dtype == x->dtype) {
+        double cf;
+        if (!uop_const_value(c, &cf)) return NULL;
+        return sym_add(CTX, sym_neg(CTX, x), uop_const_float(CTX, x->dtype, -cf));
+    }
     int64_t c1;
-    const UOp *x = GET("x");
     /* -c1 of the most negative int64 is not an int64 */
-    if (!sym_const_int(GET("c"), &c1) || !sym_is_int(x) || c1 == INT64_MIN) return NULL;
+    if (!sym_const_int(c, &c1) || !sym_is_int(x) || c1 == INT64_MIN) return NULL;
     return sym_add(CTX, sym_neg(CTX, x), sym_const_like(CTX, x, -c1));
 }
 static const UOp *distribute_const_mul_index(const Match *m, void *ud) {
@@ -179,10 +185,14 @@ static const UOp *fold_assoc_consts(const Match *m, void *ud) {
 }
 
 /* ---- comparisons ---- */
+/* c0 + x < c1 -> x < c1 - c0; for floats too, as v0.12.0 writes it, with
+ * c1 - c0 left to the constant folder (c1 + c0*-1) */
 static const UOp *fold_lt_add_const(const Match *m, void *ud) {
     (void)ud;
     int64_t c0, c1;
     const UOp *x = GET("x");
+    if (dt_is_float(x->dtype) && !dt_is_ptr(x->dtype) && GET("c0")->dtype == x->dtype && GET("c1")->dtype == x->dtype)
+        return sym_bin(CTX, OP_CMPLT, x, sym_add(CTX, GET("c1"), sym_neg(CTX, GET("c0"))));
     if (!sym_is_int(x) || !sym_const_int(GET("c0"), &c0) || !sym_const_int(GET("c1"), &c1)) return NULL;
     if (!sym_fits(x->dtype, (__int128)c1 - c0)) return NULL;
     return sym_bin(CTX, OP_CMPLT, x, sym_const_like(CTX, x, c1 - c0));

@@ -77,3 +77,27 @@ T.test("a CAST of a constant folds to a constant of any float dtype, keeping its
   T.eq(uop.simplify(uop.const(d.float32, 0.1):cast(d.float16)):arg(), 0.1)
   T.eq(uop.simplify(uop.const(d.int32, 3):cast(d.float16)):arg(), 3.0)
 end)
+
+T.test("-1*(x+c) distributes for floats too, as tinygrad's symbolic: pi/2 - (pi/2 - x) is x", function()
+  local d = uop.dtypes
+  local f = uop.new("DEFINE_VAR", d.float32, {}, {"f", 0, 1})
+  local h = uop.const(d.float32, 1.5707963267948966)
+  local neg = uop.const(d.float32, -1.0)
+  local r = uop.simplify(neg * (f + 2.5))
+  T.eq(r:op(), "ADD")
+  T.eq(r:src()[2]:arg(), -2.5)
+  T.eq(uop.simplify(h + (h + f * neg) * neg), f)
+end)
+
+T.test("c0 + x < c1 is x < c1 - c0 for floats too, as tinygrad's symbolic", function()
+  local d = uop.dtypes
+  local f = uop.new("DEFINE_VAR", d.float32, {}, {"f", 0, 1})
+  local r = uop.simplify((f + uop.const(d.float32, -0.5)):lt(uop.const(d.float32, 0.0)))
+  T.eq(r:op(), "CMPLT")
+  T.eq(r:src()[1], f)
+  T.eq(r:src()[2]:arg(), 0.5)
+  -- c1 - c0 folds as tinygrad's exec_alu(..., truncate_output=False): in
+  -- double precision, rounded to float32 only where it is rendered
+  r = uop.simplify((f + uop.const(d.float32, 1e-8)):lt(uop.const(d.float32, 1.0)))
+  T.eq(r:src()[2]:arg(), 1.0 - 1e-8)
+end)

@@ -58,6 +58,18 @@ static void r_float_terms(const UOp **in, const UOp **want) { *in = add(mul(x, f
 static void r_float_x_plus_term(const UOp **in, const UOp **want) { *in = add(x, mul(x, fk(3))); *want = mul(x, fk(4)); }
 static void r_float_y_x_x(const UOp **in, const UOp **want) { *in = add(add(y, x), x); *want = add(y, mul(x, fk(2))); }
 
+/* ---- symbolic: float negation and comparison, as v0.12.0 writes them for any dtype ---- */
+/* -1*(x + 2.5) -> x*-1 + -2.5 */
+static void r_float_neg_sum(const UOp **in, const UOp **want) {
+    *in = mul(fk(-1), add(x, fk(2.5)));
+    *want = add(mul(x, fk(-1)), fk(-2.5));
+}
+/* -0.5 + x < 2 -> x < 2.5 (its values are bools, compared as ints) */
+static void r_float_lt_shift(const UOp **in, const UOp **want) {
+    *in = bin(OP_CMPLT, add(fk(-0.5), x), fk(2));
+    *want = bin(OP_CMPLT, x, fk(2.5));
+}
+
 /* ---- symbolic_simple: float division ---- */
 static void r_fdiv_self(const UOp **in, const UOp **want) { *in = mul(x, recip(x)); *want = fk(1); }
 static void r_fdiv_cancel(const UOp **in, const UOp **want) { *in = mul(mul(x, y), recip(y)); *want = x; }
@@ -174,6 +186,8 @@ static const Row rows[] = {
     {"symbolic", "combine_like_terms", true, r_float_terms},
     {"symbolic", "combine_like_terms", true, r_float_x_plus_term},
     {"symbolic", "combine_like_terms", true, r_float_y_x_x},
+    {"symbolic", "distribute_neg_const", true, r_float_neg_sum},
+    {"symbolic", "fold_lt_add_const", true, r_float_lt_shift},
     {"symbolic_simple", "fold_fdiv_self", true, r_fdiv_self},
     {"symbolic_simple", "fold_fdiv_cancel", true, r_fdiv_cancel},
     {"symbolic", "fold_fdiv_chain", true, r_fdiv_chain},

@@ -6,7 +6,8 @@
  * dim of the node being visited, as v0.12.0's apply_movement_op builds them:
  *   RESHAPE   the flat position in the new shape, unflattened in the old one
  *             with % and //, simplified with symbolic + pm_simplify_valid +
- *             pm_drop_and_clauses (sched_reshape_indices)
+ *             pm_drop_and_clauses (sched_reshape_indices); adjacent
+ *             RESHAPEs as one, as v0.12.0's mop_cleanup merges them
  *   EXPAND    a broadcast dim reads index 0
  *   PERMUTE   the expressions are permuted back
  *   SHRINK    i + start
@@ -257,6 +258,13 @@ static bool is_elementwise(Rangeify *R, const UOp *x) {
     return !(ps >= 0 && R->st->mat_of[ps] >= 0 && x != R->root);
 }
 
+/* a movement op that is neither materialised nor the node being built: its
+ * value is its source's at other indices */
+static bool is_plain_movement(Rangeify *R, const UOp *x) {
+    const int ps = sched_pos(R->st, x);
+    return ps >= 0 && R->st->mat_of[ps] < 0 && !is_inlined(R, x) && x != R->root;
+}
+
 static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
     Op op = uop_op(x);
@@ -273,9 +281,18 @@ static const UOp *compute_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     }
     if (op == OP_PAD) return pad_at(R, x, idx);
     if (op_is(op, OPF_MOVEMENT)) {
-        const UOp *sidx[SHAPE_MAX_DIMS];
-        if (!sched_movement_indices(R->st, x, idx, sidx)) return NULL;
-        const UOp *r = value_at(R, x->src[0], sidx);
+        const UOp *sidx[SHAPE_MAX_DIMS], *src = x->src[0];
+        /* adjacent RESHAPEs are one, as v0.12.0 merges them before its
+         * rangeify (mop_cleanup): the indices go from x's shape to the
+         * shape under them in one step */
+        while (op == OP_RESHAPE && uop_op(src) == OP_RESHAPE && is_plain_movement(R, src)) src = src->src[0];
+        if (src != x->src[0]) {
+            if (!sched_reshape_indices(c, sched_shape(R->st, src), sched_shape(R->st, x), idx, sidx))
+                return sched_fail(R->st, x, "rangeify could not build an index: %s", uctx_error(c)), NULL;
+        } else if (!sched_movement_indices(R->st, x, idx, sidx)) {
+            return NULL;
+        }
+        const UOp *r = value_at(R, src, sidx);
         if (r) SCHED_NOTE(R->st, movement_rule(op), x, r);
         return r;
     }

@@ -22,7 +22,8 @@
  *   ALU ops   the same op on the sources' values at the same indices
  * The rest of the arithmetic is simplified once, over the whole graph, by
  * the symbolic pass at the end (symbolic_pass), as v0.12.0 does after its
- * rangeify.
+ * rangeify; until then each tensor node's value carries the node's id as
+ * its tag, as v0.12.0 tags them (tensor_tag).
  * The result of each materialised node is BUFFERIZE(value, ranges...) with
  * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i). */
 #include <stdio.h>
@@ -202,6 +203,12 @@ __attribute__((noinline)) static const UOp *pad_at(Rangeify *R, const UOp *x, co
     return r;
 }
 
+/* The tag of the value built for tensor node x until the symbolic pass
+ * after rangeify is done: v0.12.0 tags each tensor node before its
+ * rangeify and removes the tags after, so values of two tensor nodes that
+ * rangeify to the same expression stay two nodes for that pass */
+static const Arg *tensor_tag(Rangeify *R, const UOp *x) { return arg_int(R->c, x->id); }
+
 __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x, const UOp *const *idx) {
     UCtx *c = R->c;
     Op rop = x->arg->items[0]->v.op;
@@ -230,7 +237,7 @@ __attribute__((noinline)) static const UOp *reduce_at(Rangeify *R, const UOp *x,
     const UOp *v = value_at(R, x->src[0], sidx);
     if (!v || nr == 0) return v;
     src[0] = v;
-    const UOp *r = uop_new(c, OP_REDUCE, x->dtype, src, 1 + nr, arg_op(c, rop));
+    const UOp *r = uop_new_tagged(c, OP_REDUCE, x->dtype, src, 1 + nr, arg_op(c, rop), tensor_tag(R, x));
     if (!built(R, x, r)) return NULL;
     SCHED_NOTE(R->st, "rangeify_reduce", x, r);
     /* ranges the value does not use (a reduced broadcast dim) go */
@@ -371,7 +378,7 @@ static const UOp *elementwise_at(Rangeify *R, const UOp *x, const UOp *const *id
             R->ew[R->ew_len - 1].v[R->ew[R->ew_len - 1].next++] = v;
             continue;
         }
-        r = pass ? f->v[0] : uop_intern(R->c, op, u->dtype, f->v, u->nsrc, u->arg, NULL);
+        r = pass ? f->v[0] : uop_intern(R->c, op, u->dtype, f->v, u->nsrc, u->arg, tensor_tag(R, u));
         if (!built(R, u, r) || !remember(R, u, f->mk, r)) { r = NULL; break; }
         R->ew_len--;
         if (R->ew_len > base) {
@@ -519,6 +526,7 @@ static bool symbolic_pass(SchedState *st) {
     trace_init(&t);
     sched_register_rulesets();
     const UOp *r = root ? uop_simplify(st->c, root, "symbolic + pm_reduce_simplify", st->trace ? &t : NULL) : NULL;
+    if (r) r = sched_remove_tags(st->c, r);
     for (size_t i = 0; r && i < t.nrewrites; i++) {
         const TraceRewrite *w = &t.rewrites[i];
         sched_note(st, w->rule, w->file, w->line, w->before, w->after);

@@ -1,10 +1,9 @@
 /* sched_graph.c - graph helpers of the scheduler steps: substitution that
- * stops at replaced nodes and the row-major flat index of a shape. */
+ * stops at replaced nodes, removal of every tag, and the row-major flat
+ * index of a shape. */
 #include <stdlib.h>
 #include "schedule_internal.h"
 #include "../sym/symbolic.h"
-
-
 
 typedef struct Leaves {
     const U64Map *map;
@@ -21,7 +20,20 @@ const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map) {
     return sched_substitute_stop(c, root, map, NULL);
 }
 
+static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag);
+
 const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u)) {
+    return substitute(c, root, map, stop, false);
+}
+
+const UOp *sched_remove_tags(UCtx *c, const UOp *root) {
+    U64Map none = {0};
+    return substitute(c, root, &none, NULL, true);
+}
+
+/* root with the nodes in map replaced (not looking inside them, nor inside
+ * nodes stop() is true for), and with untag, every node's tag removed */
+static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag) {
     size_t n;
     Leaves leaves = {map, stop};
     const UOp **topo = uop_toposort_gated(root, is_leaf, &leaves, &n);
@@ -40,7 +52,8 @@ const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bo
                 src[k] = r ? r : u->src[k];
                 changed |= src[k] != u->src[k];
             }
-            nu = changed ? uop_with_src(c, u, src, u->nsrc) : u;
+            if (untag && u->tag) nu = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, NULL);
+            else nu = changed ? uop_with_src(c, u, src, u->nsrc) : u;
             if (src != inline_src) free((void *)src);
             if (!nu) goto out;
         }

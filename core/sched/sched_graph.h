@@ -10,4 +10,7 @@
 const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
 /* the same, not looking inside nodes for which stop(u) is true either */
 const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u));
+/* root with every node's tag removed (v0.12.0's remove-all-tags): nodes
+ * that differed only in their tags become one */
+const UOp *sched_remove_tags(UCtx *c, const UOp *root);
 #endif

@@ -180,3 +180,24 @@ T.test("uop._shapes gives every node's shape by id, and the toposort, in one wal
   for _, u in ipairs(s.uop:toposort()) do if u:op() == "DEVICE" then device = u end end
   if device then T.eq(shapes[device:id()], false, "a DEVICE has no shape") end
 end)
+
+T.test("the gradient of a maximum with its own flip keeps tinygrad's two WHEREs: tensor nodes stay apart until rangeify's symbolic pass is done", function()
+  -- x:maximum(x:flip(1)) takes its gradient twice, once through the flip;
+  -- both conditions rangeify to x[2-j] < x[j].  tinygrad tags each tensor
+  -- node for that pass, so the sum of the two WHEREs is not merged into one
+  -- WHERE (2 for the ties' side); the tags are gone from the kernel
+  local x = Tensor.new({{1.0, 2.0, 1.0}, {3.0, 3.0, 0.5}}, "float32")
+  local g = x:maximum(x:flip(1)):sum():gradient(x)[1]
+  local ast = uop.compile(g, {select = false}):kernel(1):root(0)
+  local wheres_of_one, tagged = 0, 0
+  for _, u in ipairs(ast:toposort()) do
+    if u:op() == "WHERE" and u:src()[2]:op() == "CONST" and u:src()[2]:arg() == 1.0 then wheres_of_one = wheres_of_one + 1 end
+    if u:tag() ~= nil then tagged = tagged + 1 end
+  end
+  T.eq(wheres_of_one, 2, "two WHEREs with 1.0 on the winning side")
+  T.eq(tagged, 0, "no tag left in the kernel")
+  -- row 1 is its own flip: every element ties, 0.5 + 0.5; row 2 against
+  -- its flip {0.5, 3, 3}: 3 wins directly and through the flip (1 + 1),
+  -- the middle 3 ties both ways (0.5 + 0.5), 0.5 loses both
+  both(g, {{1.0, 1.0, 1.0}, {2.0, 1.0, 0.0}}, 0, "values")
+end)

@@ -3,11 +3,13 @@
 #include "trace.h"
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 
 void trace_init(Trace *t) { memset(t, 0, sizeof *t); }
 
 void trace_clear(Trace *t) {
     for (size_t i = 0; i < t->nstrings; i++) free(t->strings[i]);
+    memset(t->recent, 0, sizeof t->recent);
     t->nstrings = 0;
     t->nrewrites = 0;
     t->npasses = 0;
@@ -32,18 +34,28 @@ static bool grow(void **items, size_t *cap, size_t need, size_t size) {
     return true;
 }
 
-/* The trace's copy of s; recent strings are checked first since a pass
- * usually fires a handful of rules many times. */
+/* The trace's copy of s.  The copy last found for the same address is
+ * tried first (its text compared too: a freed rule's name may be reused by
+ * another's), then the copies from the newest, since a pass usually fires
+ * a handful of rules many times. */
 static const char *intern(Trace *t, const char *s) {
     if (!s) s = "";
-    for (size_t i = t->nstrings; i-- > 0;)
-        if (strcmp(t->strings[i], s) == 0) return t->strings[i];
-    if (!grow((void **)&t->strings, &t->cap_strings, t->nstrings + 1, sizeof *t->strings)) return NULL;
-    size_t n = strlen(s);
-    char *d = malloc(n + 1);
-    if (!d) return NULL;
-    memcpy(d, s, n + 1);
-    t->strings[t->nstrings++] = d;
+    size_t h = ((uintptr_t)s >> 3) % (sizeof t->recent / sizeof *t->recent);
+    if (t->recent[h].from == s && strcmp(t->recent[h].copy, s) == 0) return t->recent[h].copy;
+    const char *d = NULL;
+    for (size_t i = t->nstrings; !d && i-- > 0;)
+        if (strcmp(t->strings[i], s) == 0) d = t->strings[i];
+    if (!d) {
+        if (!grow((void **)&t->strings, &t->cap_strings, t->nstrings + 1, sizeof *t->strings)) return NULL;
+        size_t n = strlen(s);
+        char *copy = malloc(n + 1);
+        if (!copy) return NULL;
+        memcpy(copy, s, n + 1);
+        t->strings[t->nstrings++] = copy;
+        d = copy;
+    }
+    t->recent[h].from = s;
+    t->recent[h].copy = d;
     return d;
 }
 

@@ -34,6 +34,9 @@ typedef struct Trace {
      * rule is freed */
     char **strings;
     size_t nstrings, cap_strings;
+    /* by the caller's string address: the copy found for it last (a rule
+     * passes the same name and file pointers at every rewrite) */
+    struct { const char *from, *copy; } recent[32];
 } Trace;
 
 void trace_init(Trace *t);

@@ -275,6 +275,33 @@ static void test_trace_and_stats(void **state) {
     (void)mul1;
 }
 
+/* the trace keeps its own copy of each rule and file name, found again by
+ * the caller's address; an address reused for another name (a freed Lua
+ * rule's) still gets that other name */
+static void test_trace_names(void **state) {
+    G *g = *state;
+    Trace tr;
+    trace_init(&tr);
+    char name[16] = "rule_a";
+    const UOp *u = uop_const_int(g->c, DT_INDEX, 1);
+    for (int i = 0; i < 3; i++) assert_true(trace_add_rewrite(&tr, name, __FILE__, __LINE__, u, u, 0));
+    strcpy(name, "rule_b");
+    assert_true(trace_add_rewrite(&tr, name, __FILE__, __LINE__, u, u, 0));
+    strcpy(name, "rule_a");
+    assert_true(trace_add_rewrite(&tr, name, __FILE__, __LINE__, u, u, 0));
+    assert_int_equal(tr.nrewrites, 5);
+    assert_string_equal(tr.rewrites[2].rule, "rule_a");
+    assert_string_equal(tr.rewrites[3].rule, "rule_b");
+    assert_string_equal(tr.rewrites[4].rule, "rule_a");
+    assert_ptr_equal(tr.rewrites[0].rule, tr.rewrites[4].rule); /* one copy per name */
+    assert_ptr_not_equal(tr.rewrites[0].rule, name);
+    assert_int_equal(tr.nstrings, 3); /* rule_a, rule_b, the file */
+    trace_clear(&tr);
+    assert_true(trace_add_rewrite(&tr, name, __FILE__, __LINE__, u, u, 0));
+    assert_string_equal(tr.rewrites[0].rule, "rule_a");
+    trace_free(&tr);
+}
+
 static void test_stats_counts(void **state) {
     G *g = *state;
     RuleSet *rs = rules("simple", SIMPLE, 2);
@@ -509,6 +536,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_stop_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_and_stats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_pointer, setup, teardown),

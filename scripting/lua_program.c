@@ -382,23 +382,16 @@ static int p_kernels(lua_State *L) {
 }
 
 /* p:outputs() -> by output, the node of the compiled graph its buffer
- * holds: the tensor compiled, or the work under its movement ops when the
- * tensor is a view of that work (for a kernel AST: its DEFINE_GLOBAL).
- * When the work does not use some of its axes, the buffer holds it once
- * along them: the node is then that work SHRINKed to index 0 on them. */
+ * holds (Schedule.output_held): the tensor compiled, or the work under its
+ * movement ops when the tensor is a view of that work, SHRINKed to index 0
+ * on the axes the work does not use when it is stored once along them
+ * (for a kernel AST: its DEFINE_GLOBAL) */
 static int p_outputs(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     const Schedule *s = p->s;
     lua_createtable(L, s->noutputs, 0);
     for (int j = 0; j < s->noutputs; j++) {
-        const UOp *u = s->bufs[s->outputs[j]].source;
-        if (s->output_views) {
-            const UOp *held = u;
-            u = p->sink->src[j];
-            for (int d = 0; d < s->output_views[j] && op_is(uop_op(u), OPF_MOVEMENT); d++) u = u->src[0];
-            if (uop_op(held) == OP_SHRINK && held->src[0] == u) u = held;
-        }
-        luop_push(L, u);
+        luop_push(L, s->output_held ? s->output_held[j] : s->bufs[s->outputs[j]].source);
         lua_rawseti(L, -2, j + 1);
     }
     return 1;

@@ -27,6 +27,19 @@ static SchedBuffer *add_buffer(Schedule *s, SchedBufKind kind, int n, const DTyp
     return b;
 }
 
+/* What output i's buffer (that of mat[m]) holds, in the SINK as given: the
+ * work under the source's movement ops (a split reduction may have rebuilt
+ * that work in st->sink), SHRINKed as held[m] is when its buffer stores it
+ * once along its dead axes; NULL when out of memory. */
+static const UOp *held_in_input(SchedState *st, int i, int m) {
+    const UOp *u = st->input->src[i];
+    for (int d = 0; d < st->out_depth[i] && op_is(uop_op(u), OPF_MOVEMENT); d++) u = u->src[0];
+    const UOp *h = st->held[m];
+    if (h == st->mat[m]) return u;
+    const UOp *src[3] = {u, h->src[1], h->src[2]};
+    return uop_new(st->c, OP_SHRINK, u->dtype, src, 3, NULL);
+}
+
 bool sched_make_program(SchedState *st, Schedule *s) {
     int nk = st->nmat;
     size_t nm = nk ? (size_t)nk : 1;
@@ -36,8 +49,8 @@ bool sched_make_program(SchedState *st, Schedule *s) {
     s->kernels = calloc(nm, sizeof *s->kernels);
     s->bufs = calloc(nm + (size_t)st->ninputs, sizeof *s->bufs);
     s->outputs = calloc(st->sink->nsrc ? (size_t)st->sink->nsrc : 1, sizeof *s->outputs);
-    s->output_views = calloc(st->sink->nsrc ? (size_t)st->sink->nsrc : 1, sizeof *s->output_views);
-    bool ok = gen && order && mat_buf && in_buf && is_output && s->kernels && s->bufs && s->outputs && s->output_views;
+    s->output_held = calloc(st->sink->nsrc ? (size_t)st->sink->nsrc : 1, sizeof *s->output_held);
+    bool ok = gen && order && mat_buf && in_buf && is_output && s->kernels && s->bufs && s->outputs && s->output_held;
     if (!ok) sched_fail(st, st->sink, "out of memory");
     /* generations: a kernel only reads stores made before it (toposort) */
     int ngen = 0;
@@ -80,7 +93,10 @@ bool sched_make_program(SchedState *st, Schedule *s) {
             mat_buf[m] = s->nbufs;
             add_buffer(s, SBUF_OUTPUT, nout++, st->mat[m]->dtype, shape_numel(&st->stored[m]), st->held[m]);
         }
-        s->output_views[s->noutputs] = st->out_depth[i];
+        if (!(s->output_held[s->noutputs] = held_in_input(st, i, m))) {
+            ok = sched_fail(st, st->mat[m], "out of memory");
+            break;
+        }
         s->outputs[s->noutputs++] = mat_buf[m];
     }
     /* kernels in execution order, their buffers, and the alloc/free plan */

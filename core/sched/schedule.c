@@ -166,7 +166,7 @@ static const UOp *step_root(SchedState *st, int step, const Schedule *s) {
 
 Schedule *schedule_build(UCtx *c, const UOp *sink, char *err, size_t errlen) {
     char dummy[8];
-    SchedState st = {.c = c, .sink = sink, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy};
+    SchedState st = {.c = c, .input = sink, .sink = sink, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy};
     st.err[0] = 0;
     if (!sink) {
         snprintf(st.err, st.errlen, "schedule: no graph");
@@ -221,6 +221,7 @@ void schedule_mark(const Schedule *s, UCtxMarks *m) {
     }
     for (int i = 0; i < s->nkernels; i++) uctx_mark(m, s->kernels[i].ast);
     for (int i = 0; i < s->nbufs; i++) uctx_mark(m, s->bufs[i].source);
+    for (int i = 0; s->output_held && i < s->noutputs; i++) uctx_mark(m, s->output_held[i]);
 }
 
 void schedule_free(Schedule *s) {
@@ -230,6 +231,6 @@ void schedule_free(Schedule *s) {
     free(s->kernels);
     free(s->bufs);
     free(s->outputs);
-    free(s->output_views);
+    free(s->output_held);
     free(s);
 }

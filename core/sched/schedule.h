@@ -69,8 +69,10 @@ typedef struct Schedule {
     int nbufs;
     int ngenerations;
     int *outputs;             /* buffer index of each source of the input SINK */
-    int *output_views;        /* by source: 0 when its buffer holds it, else the number of
-                                 movement ops above the work its buffer holds (a view of it) */
+    const UOp **output_held;  /* by source: the node of the SINK as given that its buffer
+                                 holds: the source, or the work under its movement ops (the
+                                 source is a view of it), SHRINKed to index 0 on the axes the
+                                 work does not use when it is stored once along them */
     int noutputs;
 } Schedule;
 

@@ -20,7 +20,8 @@ typedef int SchedRef;
 
 typedef struct SchedState {
     UCtx *c;
-    const UOp *sink;
+    const UOp *input;         /* the SINK as given */
+    const UOp *sink;          /* the SINK being scheduled (split reductions rewrite it) */
     /* the tensor graph */
     const UOp **topo;
     size_t n;

@@ -710,6 +710,19 @@ T.test("realize: work that does not use an axis is stored once along it, as tiny
   local gt = x:matmul(y):sum():gradient(x)[1]:transpose()
   gt:realize()
   check(gt:tolist(), {{10.0, 10.0}, {26.0, 26.0}, {42.0, 42.0}})
+  -- a reduction large enough to be split is rebuilt in the graph the
+  -- scheduler works on; the output still names the tensor's own work
+  local rows = {}
+  for r = 1, 4 do
+    rows[r] = {}
+    for k = 1, 40000 do rows[r][k] = r end
+  end
+  local wide = Tensor.new(rows, "float32"):sum(1, {keepdim = true}):expand(4, 3) + 1
+  local wp = uop.compile(wide, {select = false})
+  T.eq(#wp:kernels(), 3, "split in two, then the elementwise kernel")
+  T.eq(wp:outputs()[1]:src()[1], wide.uop)
+  check(wide:tolist(), {{40001.0, 40001.0, 40001.0}, {80001.0, 80001.0, 80001.0},
+                        {120001.0, 120001.0, 120001.0}, {160001.0, 160001.0, 160001.0}})
 end)
 
 T.test("realize: random movement chains over computed work read as the reference has them", function()

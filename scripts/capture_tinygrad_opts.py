@@ -40,6 +40,8 @@ def cases():
   yield "exp_sum", lambda: r(7, 1000).exp().sum(1)
   yield "expand_add", lambda: r(3, 2, 1).expand(3, 2, 5) + r(3, 2, 5)
   yield "stack", lambda: Tensor.stack(r(4, 4), r(4, 4), r(4, 4)) * 2
+  # a split output axis ((4, 3, 6, 4) read as 288): its parts share the first id
+  yield "cumsum_split", lambda: ((Tensor.arange(288).reshape(4, 3, 6, 4) % 3) == 0).cumsum(2).reshape(1, 288).sign()
 
 renderer = Device[Device.DEFAULT].renderer
 threads = renderer.global_max[0] if renderer.has_threads and renderer.global_max else 0

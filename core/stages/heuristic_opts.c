@@ -57,7 +57,6 @@
 typedef struct Range {
     const UOp *r;
     AxisType type;
-    int64_t id;
     int64_t size;      /* -1: symbolic */
 } Range;
 
@@ -76,11 +75,6 @@ static AxisType range_type(const UOp *r) {
     if (!a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] || a->items[a->n - 1]->kind != ARG_AXIS)
         return AXIS_COUNT;
     return a->items[a->n - 1]->v.axis;
-}
-
-static int64_t range_id(const UOp *r) {
-    const Arg *a = r->arg;
-    return a && a->kind == ARG_TUPLE && a->n && a->items[0] && a->items[0]->kind == ARG_INT ? a->items[0]->v.i : -1;
 }
 
 /* tinygrad's order of kinds: LOOP, then THREAD/GLOBAL, LOCAL/GROUP_REDUCE, UPCAST, REDUCE, UNROLL */
@@ -130,7 +124,7 @@ static bool view_load(View *v, const UOp *root) {
             bool known = uop_const_int_value(u->src[0], &size);
             if (known && size <= 1) continue;
             if (v->n == H_MAX_RANGES) { free(all); return false; }
-            v->rng[v->n++] = (Range){u, range_type(u), range_id(u), known ? size : -1};
+            v->rng[v->n++] = (Range){u, range_type(u), known ? size : -1};
         }
     }
     for (size_t i = n; i-- > 0;)
@@ -192,7 +186,7 @@ static int opt_axis_for(const View *v, StageTarget target, OptOp op, int k) {
     for (int i = 0; i < v->n; i++) {
         const Range *r = &v->rng[i];
         bool counts = op == OPT_UNROLL ? is_reduce(r->type) : is_output(r->type);
-        if (counts && r->id < v->rng[k].id) a++;
+        if (counts && range_ids_cmp(r->r, v->rng[k].r) < 0) a++;
     }
     return a;
 }
@@ -452,12 +446,14 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
         }
         free(all);
     }
-    /* the masked ranges by id: applying changes positions, so look each up again */
-    int64_t masked_ids[H_MAX_RANGES];
-    for (int i = 0; i < nmasked; i++) masked_ids[i] = v->rng[masked[i]].id;
+    /* the masked ranges by their ids (the whole tuple: a split range's parts
+     * share the first): applying changes positions and nodes, so look each
+     * up again */
+    const UOp *masked_ids[H_MAX_RANGES];
+    for (int i = 0; i < nmasked; i++) masked_ids[i] = v->rng[masked[i]].r;
     for (int i = nmasked; i-- > 0;)
         for (int k = 0; k < v->n; k++)
-            if (v->rng[k].id == masked_ids[i] && upcastable(&v->rng[k])) {
+            if (range_ids_cmp(v->rng[k].r, masked_ids[i]) == 0 && upcastable(&v->rng[k])) {
                 say(&ch, "UPCAST axis %d whole (%lld): a small output axis used in a WHERE's condition",
                     opt_axis(v, OPT_UPCAST, k), (long long)v->rng[k].size);
                 if (!apply(&ch, OPT_UPCAST, k, 0, &hard)) return -1;
@@ -465,7 +461,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             }
 
     /* 2. upcast output axes that some buffer has stride 0 on */
-    int64_t done_ids[H_MAX_RANGES];
+    const UOp *done_ids[H_MAX_RANGES];   /* ranges upcast here, compared by ids */
     int ndone = 0;
     for (;;) {
         int64_t outn = upcastable_elements(v);
@@ -477,7 +473,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             const Range *r = &v->rng[k];
             if (!upcastable(r)) continue;
             bool done = false;
-            for (int d = 0; d < ndone; d++) done |= done_ids[d] == r->id;
+            for (int d = 0; d < ndone; d++) done |= range_ids_cmp(done_ids[d], r->r) == 0;
             for (int amount = 3; amount <= 4; amount++) {
                 if (done || r->size % amount) continue;
                 int zero_buf = -1;
@@ -535,7 +531,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             "%lld index%s use the axis inside, its strides sum to %lld",
             opt_axis(v, OPT_UPCAST, best_k), (long long)best[3], (long long)gnum, (long long)best[0],
             best[0] == 1 ? "" : "es", (long long)best[1]);
-        done_ids[ndone++] = v->rng[best_k].id;
+        done_ids[ndone++] = v->rng[best_k].r;
         if (!apply(&ch, OPT_UPCAST, best_k, (int)best[3], &hard)) return -1;
     }
 

@@ -31,5 +31,9 @@ local CASES = {
   exp_sum = function() return input(7, 1000):exp():sum(1) end,
   expand_add = function() return input(3, 2, 1):expand(3, 2, 5) + input(3, 2, 5) end,
   stack = function() return Tensor.stack({input(4, 4), input(4, 4), input(4, 4)}) * 2 end,
+  -- (4, 3, 6, 4) read as 288: split into ranges whose ids share the first
+  cumsum_split = function()
+    return (Tensor.arange(288):reshape(4, 3, 6, 4) % 3):eq(0):cumsum(2):reshape{1, 288}:sign()
+  end,
 }
 return CASES

@@ -5,13 +5,17 @@
 -- there are as many and each equals tinygrad's up to range numbering.
 -- Every result is compared and the count printed; the test requires at
 -- least MATCHED of them to match, so a change that loses one fails (raise
--- MATCHED when more match).  UOPDB_CASE_ASTS=1 prints each result that
--- does not match and why.
+-- MATCHED when more match).  On the results that match, the opts uopdb's
+-- heuristic chooses for each kernel (without threads) are compared with
+-- tinygrad's (tests/golden/tinygrad_case_opts.txt, written by
+-- scripts/capture_tinygrad_case_opts.py), at least OPTS_MATCHED of them.
+-- UOPDB_CASE_ASTS=1 prints each result that does not match and why.
 local T = ...
 local C = T.load("tinygrad_cases.lua")
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local golden = here .. "/../golden/"
 local MATCHED = 303
+local OPTS_MATCHED = 302
 
 -- tinygrad's kernels by result name: a list of AST texts, or {error = type}
 local function read_golden()
@@ -39,7 +43,26 @@ local function read_golden()
   return by_name
 end
 
--- nil when t's kernels are tinygrad's (asts), else why not
+-- tinygrad's heuristic opts by result name: a list, per kernel, of "OP:axis:amount,..." or "-"
+local function read_golden_opts()
+  local by_name = {}
+  for line in io.lines(golden .. "tinygrad_case_opts.txt") do
+    if not line:match("^#") then
+      local words = {}
+      for w in line:gmatch("%S+") do words[#words + 1] = w end
+      by_name[table.remove(words, 1)] = words
+    end
+  end
+  return by_name
+end
+
+local function show(opts)
+  local parts = {}
+  for _, o in ipairs(opts) do parts[#parts + 1] = string.format("%s:%d:%d", o[1], o[2], o[3]) end
+  return #parts > 0 and table.concat(parts, ",") or "-"
+end
+
+-- nil when t's kernels are tinygrad's (asts), else why not; the program too
 local function differs(t, asts)
   if t:numel() == 0 then
     if #asts == 0 then return nil end
@@ -53,11 +76,24 @@ local function differs(t, asts)
     local want = uop.from_tinygrad(asts[i])
     if not uop.same_up_to_ranges(got[i]:root(0), want) then return string.format("kernel %d differs", i) end
   end
+  return nil, p
 end
 
-T.test("kernel ASTs of the op cases: at least " .. MATCHED .. " equal tinygrad's", function()
-  local golden_asts = read_golden()
-  local matched, total, report = 0, 0, os.getenv("UOPDB_CASE_ASTS") == "1"
+-- nil when p's kernels get tinygrad's heuristic opts (want), else why not
+local function opts_differ(p, want)
+  if not want then return "no opts captured" end
+  local kernels = p and p:kernels() or {}
+  if #kernels ~= #want then return string.format("opts of %d kernels, tinygrad %d", #kernels, #want) end
+  for i, k in ipairs(kernels) do
+    local got = show(select(2, k:heuristic(0)))
+    if got ~= want[i] then return string.format("kernel %d opts %s, tinygrad %s", i, got, want[i]) end
+  end
+end
+
+T.test("kernel ASTs of the op cases: at least " .. MATCHED .. " equal tinygrad's, and " .. OPTS_MATCHED ..
+       " get its heuristic opts", function()
+  local golden_asts, golden_opts = read_golden(), read_golden_opts()
+  local matched, total, opts_matched, report = 0, 0, 0, os.getenv("UOPDB_CASE_ASTS") == "1"
   for _, line in ipairs(C.read_lines(golden .. "tinygrad_op_cases.txt")) do
     local name, inputs, _, lua = table.unpack(C.split(line))
     local single = golden_asts[name]
@@ -68,17 +104,25 @@ T.test("kernel ASTs of the op cases: at least " .. MATCHED .. " equal tinygrad's
         local want = golden_asts[label]
         if want and not want.error and (not single or i == 1) then
           total = total + 1
-          local why = differs(outs[i], want)
+          local why, p = differs(outs[i], want)
           if why then
             if report then print(label .. ": " .. why) end
           else
             matched = matched + 1
+            local owhy = opts_differ(p, golden_opts[label])
+            if owhy then
+              if report then print(label .. ": " .. owhy) end
+            else
+              opts_matched = opts_matched + 1
+            end
           end
         end
       end
     end
   end
-  print(string.format("kernel ASTs equal tinygrad's for %d of %d op case results", matched, total))
+  print(string.format("kernel ASTs equal tinygrad's for %d of %d op case results, and so do the heuristic opts of %d",
+                      matched, total, opts_matched))
   T.ok(total > 300, "at least 300 results compared, got " .. total)
   T.ok(matched >= MATCHED, string.format("%d match, at least %d did", matched, MATCHED))
+  T.ok(opts_matched >= OPTS_MATCHED, string.format("opts of %d match, at least %d did", opts_matched, OPTS_MATCHED))
 end)

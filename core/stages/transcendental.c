@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "stage_rules.h"
 #include "uop_build.h"
+#include "../sym/symbolic.h"
 
 #define CTX (m->ctx)
 #define HALF_PI 1.5707963267948966
@@ -317,21 +318,6 @@ static const UOp *xsin(UCtx *c, const UOp *d) {
     return map_specials(c, d, nan, nan, nan, result);
 }
 
-/* ---- pow, for SQRT ---- */
-
-static const UOp *xpow(UCtx *c, const UOp *base, const UOp *exponent) {
-    const UOp *neg_base = ltk(c, base, 0);
-    const UOp *ret = uop_unary(c, OP_EXP2, mul(c, uop_unary(c, OP_LOG2, where(c, neg_base, neg(c, base), base)), exponent));
-    if (!ret) return NULL;
-    const DType *f = exponent->dtype->scalar, *i32 = dt_scalar(SK_INT32);
-    const UOp *non_int = ne(c, exponent, cast(c, cast(c, exponent, i32), f));
-    const UOp *abs_e = where(c, ltk(c, exponent, 0), neg(c, exponent), exponent);
-    const UOp *odd = cast(c, uop_binary(c, OP_MOD, cast(c, abs_e, i32), K(c, cast(c, abs_e, i32), 2)), DT_BOOL);
-    const UOp *adj = where(c, non_int, K(c, ret, NAN), where_kk(c, odd, ret, -1, 1));
-    const UOp *eq0 = and_(c, not_(c, nek(c, base, 0)), not_(c, nek(c, exponent, 0)));
-    return where(c, eq0, K(c, ret, 1), mul(c, ret, where(c, neg_base, adj, K(c, ret, 1))));
-}
-
 /* ---- the rules ---- */
 
 typedef const UOp *(*Approx)(UCtx *c, const UOp *d);
@@ -352,7 +338,7 @@ static const UOp *sin_approx(const Match *m, void *ud) { (void)ud; return decomp
 static const UOp *sqrt_as_pow(const Match *m, void *ud) {
     (void)ud;
     const UOp *d = GET("d");
-    return xpow(CTX, d, K(CTX, d, 0.5));
+    return sym_xpow(CTX, d, K(CTX, d, 0.5));
 }
 
 static const UOp *max_as_where(const Match *m, void *ud) {

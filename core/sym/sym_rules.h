@@ -8,6 +8,7 @@
 extern const RuleTable sym_propagate_invalid_rules; /* symbolic_fold.c */
 extern const RuleTable sym_simple_rules;            /* symbolic_fold.c */
 extern const RuleTable sym_pow_rules;               /* symbolic_pow.c */
+extern const RuleTable sym_pow_decompose_rules;     /* symbolic_pow.c (sym only) */
 extern const RuleTable sym_commutative_rules;       /* symbolic_fold.c */
 extern const RuleTable sym_symbolic_rules;          /* symbolic_combine.c */
 extern const RuleTable sym_divmod_rules;            /* divmod.c */

@@ -5,8 +5,8 @@
  *   commutative     = constants last, operands in a canonical order
  *   symbolic        = symbolic_simple + commutative + combining/lt/where/cast
  *                     folding, AFTER and long-math rules, div/mod, gep_pushing
- *   sym             = symbolic + valid simplification + phase-3 rules +
- *                     load/store folding
+ *   sym             = symbolic + valid simplification + phase-3 rules + a
+ *                     POW left as exp2/log2 (xpow) + load/store folding
  *   gep_pushing     = GEPs pushed to what they select (also inside symbolic)
  *   pm_simplify_valid, pm_drop_and_clauses: what the scheduler adds to
  *                     symbolic for index expressions (valid simplification,
@@ -25,8 +25,9 @@ static const RuleTable *const gep_tables[] = {&gep_pushing_rules};
 static const RuleTable *const symbolic_tables[] = {&sym_symbolic_rules, &sym_float_symbolic_rules,
                                                    &sym_narrow_symbolic_rules, &sym_after_long_rules,
                                                    &sym_divmod_rules, &gep_pushing_rules};
-static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_vector_rules, &sym_sym_rules, &sym_memory_rules,
-                                              &sym_float_sym_rules, &sym_reduce_rules};
+static const RuleTable *const sym_tables[] = {&sym_valid_rules, &sym_vector_rules, &sym_sym_rules,
+                                              &sym_pow_decompose_rules, &sym_memory_rules, &sym_float_sym_rules,
+                                              &sym_reduce_rules};
 static const RuleTable *const valid_tables[] = {&sym_valid_rules};
 static const RuleTable *const drop_and_tables[] = {&sym_drop_and_clauses_rules};
 
@@ -41,7 +42,7 @@ static const RuleSetDef SYM_SETS[] = {
     {"symbolic", "symbolic_simple + commutative", RULE_TABLES(symbolic_tables),
      "like terms combined, comparisons folded by bounds, div/mod folding, int64 math in int32, AFTER cleaned"},
     {"sym", "symbolic", RULE_TABLES(sym_tables),
-     "symbolic plus valid-based simplification, phase-3 rules and load/store folding"},
+     "symbolic plus valid-based simplification, phase-3 rules, POW as exp2/log2 and load/store folding"},
     {"pm_simplify_valid", NULL, RULE_TABLES(valid_tables),
      "a valid's clauses simplified given each other; an index simplified given its gate"},
     {"pm_drop_and_clauses", NULL, RULE_TABLES(drop_and_tables),

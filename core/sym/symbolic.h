@@ -16,5 +16,9 @@ const RuleSet *sym_ruleset(const char *name);
 /* graph_rewrite(u, the set named `set`, "sym" when NULL); NULL + uctx_error
  * on failure (an unknown set is named in the message) */
 const UOp *uop_simplify(UCtx *c, const UOp *u, const char *set, Trace *trace);
+/* base ** exponent as tinygrad v0.12.0's xpow builds it: exp2(exponent *
+ * log2|base|), NaN or a sign for a negative base, 1 for 0 ** 0 (sym's last
+ * POW rule, and stage 18's SQRT); NULL + uctx_error on failure */
+const UOp *sym_xpow(UCtx *c, const UOp *base, const UOp *exponent);
 
 #endif

@@ -1,5 +1,7 @@
 /* symbolic_pow.c - the POW rules of symbolic_simple (tinygrad v0.12.0's
- * simplify_pow and its constant-base rule):
+ * simplify_pow and its constant-base rule), and sym's last word on a POW
+ * that is left (its xpow: exp2(e * log2|b|), fixed up for a negative base
+ * and for 0 ** 0), which stage 18 also uses for SQRT:
  *   x ** c with a constant c:   c < 0         -> (1/x) ** -c       (floats)
  *                               c == 0        -> 1
  *                               c = n + 0.5   -> x ** n * sqrt(x)  (floats)
@@ -9,6 +11,7 @@
  * x ** 7 ends as (x*x*x) * (x*x*x) * x, multiplications only: an integer
  * POW with a constant exponent is exact (and wraps as the MULs wrap). */
 #include <math.h>
+#include "symbolic.h"
 #include "sym_helpers.h"
 #include "sym_rules.h"
 
@@ -65,8 +68,55 @@ static const UOp *fold_pow_const_base(const Match *m, void *ud) {
     return uop_unary(CTX, OP_EXP2, sym_mul(CTX, x, uop_const_float(CTX, x->dtype, log2(b))));
 }
 
+/* ---- xpow, built as tinygrad builds it (each step passes NULL through) ---- */
+
+static const UOp *k_like(UCtx *c, const UOp *x, double v) {
+    if (!x) return NULL;
+    return dt_is_float(x->dtype) ? uop_const_float(c, x->dtype, v) : uop_const_int(c, x->dtype, (int64_t)v);
+}
+static const UOp *bin(UCtx *c, Op op, const UOp *a, const UOp *b) { return a && b ? uop_binary(c, op, a, b) : NULL; }
+static const UOp *neg(UCtx *c, const UOp *a) { return bin(c, OP_MUL, a, k_like(c, a, -1)); }
+static const UOp *lt0(UCtx *c, const UOp *a) { return bin(c, OP_CMPLT, a, k_like(c, a, 0)); }
+static const UOp *sel(UCtx *c, const UOp *b, const UOp *x, const UOp *y) {
+    return b && x && y ? uop_where(c, b, x, y) : NULL;
+}
+static const UOp *cast_to(UCtx *c, const UOp *x, const DType *scalar) { return x ? uop_cast(c, x, scalar) : NULL; }
+static const UOp *un(UCtx *c, Op op, const UOp *a) { return a ? uop_unary(c, op, a) : NULL; }
+/* x == v, as tinygrad's eq: (x != v) != true */
+static const UOp *eq_k(UCtx *c, const UOp *x, double v) {
+    return bin(c, OP_CMPNE, bin(c, OP_CMPNE, x, k_like(c, x, v)), uop_const_bool(c, true));
+}
+
+const UOp *sym_xpow(UCtx *c, const UOp *base, const UOp *exponent) {
+    if (!base || !exponent) return NULL;
+    const UOp *neg_base = lt0(c, base);
+    const UOp *ret = un(c, OP_EXP2, bin(c, OP_MUL, un(c, OP_LOG2, sel(c, neg_base, neg(c, base), base)), exponent));
+    if (!ret) return NULL;
+    const DType *f = exponent->dtype->scalar, *i32 = dt_scalar(SK_INT32);
+    const UOp *non_int = bin(c, OP_CMPNE, exponent, cast_to(c, cast_to(c, exponent, i32), f));
+    const UOp *abs_e = sel(c, lt0(c, exponent), neg(c, exponent), exponent);
+    const UOp *abs_i = cast_to(c, abs_e, i32);
+    const UOp *odd = cast_to(c, bin(c, OP_MOD, abs_i, k_like(c, abs_i, 2)), DT_BOOL);
+    const UOp *adj = sel(c, non_int, k_like(c, ret, NAN), sel(c, odd, k_like(c, ret, -1), k_like(c, ret, 1)));
+    const UOp *zero_zero = bin(c, OP_AND, eq_k(c, base, 0), eq_k(c, exponent, 0));
+    return sel(c, zero_zero, k_like(c, ret, 1), bin(c, OP_MUL, ret, sel(c, neg_base, adj, k_like(c, ret, 1))));
+}
+
+/* a float POW left after the folding above */
+static const UOp *pow_as_exp2_log2(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *p = m->root;
+    if (!dt_is_float(p->dtype)) return NULL;
+    return sym_xpow(CTX, p->src[0], p->src[1]);
+}
+
 static const RuleSpec pow_specs[] = {
     RULE_FN("fold_pow_const_exponent", "(POW x c@(CONST))", fold_pow_const_exponent),
     RULE_FN("fold_pow_const_base", "(POW c@(CONST) x)", fold_pow_const_base),
 };
 const RuleTable sym_pow_rules = {pow_specs, sizeof pow_specs / sizeof *pow_specs};
+
+static const RuleSpec pow_decompose_specs[] = {
+    RULE_FN("pow_as_exp2_log2", "(POW _ _)", pow_as_exp2_log2),
+};
+const RuleTable sym_pow_decompose_rules = {pow_decompose_specs, sizeof pow_decompose_specs / sizeof *pow_decompose_specs};

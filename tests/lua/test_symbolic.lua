@@ -101,3 +101,31 @@ T.test("c0 + x < c1 is x < c1 - c0 for floats too, as tinygrad's symbolic", func
   r = uop.simplify((f + uop.const(d.float32, 1e-8)):lt(uop.const(d.float32, 1.0)))
   T.eq(r:src()[2]:arg(), 1.0 - 1e-8)
 end)
+
+T.test("a float POW that sym cannot fold becomes tinygrad's xpow: exp2(y * log2|x|), fixed for x < 0 and 0 ** 0", function()
+  local d = uop.dtypes
+  local x = uop.new("DEFINE_VAR", d.float32, {}, {"x", -4, 4})
+  local y = uop.new("DEFINE_VAR", d.float32, {}, {"y", -4, 4})
+  local r = uop.simplify(uop.new("POW", d.float32, {x, y}))
+  local ops = {}
+  for _, u in ipairs(r:toposort()) do ops[u:op()] = (ops[u:op()] or 0) + 1 end
+  T.eq(ops.POW, nil)
+  T.eq(ops.EXP2, 1)
+  T.eq(ops.LOG2, 1)
+  T.eq(r:op(), "WHERE")
+  -- "symbolic" alone keeps it, as tinygrad's symbolic does; a constant
+  -- exponent is still folded to MULs first
+  T.eq(uop.simplify(uop.new("POW", d.float32, {x, y}), "symbolic"):op(), "POW")
+  T.eq(uop.simplify(uop.new("POW", d.float32, {x, uop.const(d.float32, 2.0)})):op(), "MUL")
+  -- the values through the pipeline: a negative base with an odd, an even
+  -- and a fractional exponent, 0 ** 0, and 2 ** 0.5
+  local b = Tensor.new({-2, -2, -8, 0, 2}, "float32")
+  local e = Tensor.new({3, 2, 1 / 3, 0, 0.5}, "float32")
+  local got = (b ^ e):tolist()
+  local function near(a, want, tol) T.ok(math.abs(a - want) <= tol, string.format("%.9g near %.9g", a, want)) end
+  near(got[1], -8, 1e-5)
+  near(got[2], 4, 1e-5)
+  T.ok(got[3] ~= got[3], "(-8) ** (1/3) is NaN")
+  T.eq(got[4], 1)
+  near(got[5], math.sqrt(2), 1e-6)
+end)

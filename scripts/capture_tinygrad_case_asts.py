@@ -20,22 +20,14 @@ kernels uopdb schedules for the case's Lua column.
 import os
 import sys
 
-from tinygrad import Tensor, dtypes
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture_tinygrad_values import make_input, read_cases  # noqa: E402  (the same cases and inputs)
+from capture_tinygrad_values import case_results, read_cases  # noqa: E402  (the same cases and inputs)
 
 
 def case_blocks(name, inputs, python):
-    env = {"Tensor": Tensor, "dtypes": dtypes}
-    for k, spec in enumerate(inputs.split()):
-        env["xyzw"[k]] = make_input(spec, k).realize()
     try:
-        out = eval(python, env)
-        results = list(out) if isinstance(out, (tuple, list)) else [out]
         blocks = []
-        for i, t in enumerate(results):
-            label = f"{name}#{i + 1}" if len(results) > 1 else name
+        for label, t in case_results(name, inputs, python):
             schedule = t.schedule()
             blocks.append(f"## {label} {len(schedule)} kernel(s)\n" + "".join(f"{item.ast}\n" for item in schedule))
         return blocks

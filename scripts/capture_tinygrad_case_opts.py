@@ -20,11 +20,11 @@ with uopdb's heuristic on the results whose kernels equal tinygrad's.
 import os
 import sys
 
-from tinygrad import Device, Tensor, dtypes
+from tinygrad import Device
 from tinygrad.codegen import get_program
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture_tinygrad_values import make_input, read_cases  # noqa: E402  (the same cases and inputs)
+from capture_tinygrad_values import case_results, read_cases  # noqa: E402  (the same cases and inputs)
 
 
 def opts_text(ast, renderer):
@@ -33,18 +33,9 @@ def opts_text(ast, renderer):
 
 
 def case_lines(name, inputs, python, renderer):
-    env = {"Tensor": Tensor, "dtypes": dtypes}
-    for k, spec in enumerate(inputs.split()):
-        env["xyzw"[k]] = make_input(spec, k).realize()
     try:
-        out = eval(python, env)
-        results = list(out) if isinstance(out, (tuple, list)) else [out]
-        lines = []
-        for i, t in enumerate(results):
-            label = f"{name}#{i + 1}" if len(results) > 1 else name
-            kernels = [opts_text(item.ast, renderer) for item in t.schedule() if item.ast.op.name == "SINK"]
-            lines.append(" ".join([label] + kernels))
-        return lines
+        return [" ".join([label] + [opts_text(item.ast, renderer) for item in t.schedule() if item.ast.op.name == "SINK"])
+                for label, t in case_results(name, inputs, python)]
     except Exception:  # tinygrad refuses the case
         return []
 

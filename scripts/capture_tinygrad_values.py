@@ -94,6 +94,18 @@ def run_case(name, inputs, python):
         return [f"{name} | error | {type(e).__name__}"]
 
 
+def case_results(name, inputs, python):
+    """[(label, tensor)] of a case's results, its inputs realized first (so a
+    schedule holds only the case's own kernels); the label is the name, or
+    name#1, name#2, ... for several.  Raises what tinygrad raises."""
+    env = {"Tensor": Tensor, "dtypes": dtypes}
+    for k, spec in enumerate(inputs.split()):
+        env["xyzw"[k]] = make_input(spec, k).realize()
+    out = eval(python, env)
+    results = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [(f"{name}#{i + 1}" if len(results) > 1 else name, t) for i, t in enumerate(results)]
+
+
 def read_cases(path):
     """(name, inputs, python) of each case line of the cases file"""
     with open(path) as f:

@@ -56,12 +56,6 @@ local function read_golden_opts()
   return by_name
 end
 
-local function show(opts)
-  local parts = {}
-  for _, o in ipairs(opts) do parts[#parts + 1] = string.format("%s:%d:%d", o[1], o[2], o[3]) end
-  return #parts > 0 and table.concat(parts, ",") or "-"
-end
-
 -- nil when t's kernels are tinygrad's (asts), else why not; the program too
 local function differs(t, asts)
   if t:numel() == 0 then
@@ -85,7 +79,7 @@ local function opts_differ(p, want)
   local kernels = p and p:kernels() or {}
   if #kernels ~= #want then return string.format("opts of %d kernels, tinygrad %d", #kernels, #want) end
   for i, k in ipairs(kernels) do
-    local got = show(select(2, k:heuristic(0)))
+    local got = C.show_opts(select(2, k:heuristic(0)))
     if got ~= want[i] then return string.format("kernel %d opts %s, tinygrad %s", i, got, want[i]) end
   end
 end

@@ -44,11 +44,7 @@ local function read_golden()
   return golden
 end
 
-local function show(opts)
-  local parts = {}
-  for _, o in ipairs(opts) do parts[#parts + 1] = string.format("%s:%d:%d", o[1], o[2], o[3]) end
-  return #parts > 0 and table.concat(parts, ",") or "-"
-end
+local show = T.load("tinygrad_cases.lua").show_opts
 
 local GOLDEN = read_golden()
 

@@ -2,7 +2,8 @@
 -- the tests that run them (test_tinygrad_values.lua, test_case_asts.lua): the
 -- file's lines, a line's columns, the inputs its spec column describes (the
 -- same elements scripts/capture_tinygrad_values.py gives tinygrad) and the
--- results of its Lua column.
+-- results of its Lua column; and opts written as tinygrad's captures write
+-- them (test_heuristic_opts.lua too).
 --   local C = T.load("tinygrad_cases.lua")
 local C = {}
 local d = uop.dtypes
@@ -71,6 +72,13 @@ function C.results(lua, inputs)
   local out = table.pack(chunk())
   if out.n == 1 and type(out[1]) == "table" and getmetatable(out[1]) ~= Tensor then return out[1] end
   return out
+end
+
+-- opts {{op, axis, amount}, ...} as "OP:axis:amount,..." ("-" for none)
+function C.show_opts(opts)
+  local parts = {}
+  for _, o in ipairs(opts) do parts[#parts + 1] = string.format("%s:%d:%d", o[1], o[2], o[3]) end
+  return #parts > 0 and table.concat(parts, ",") or "-"
 end
 
 return C

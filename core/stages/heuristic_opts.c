@@ -449,11 +449,11 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
     /* the masked ranges by their ids (the whole tuple: a split range's parts
      * share the first): applying changes positions and nodes, so look each
      * up again */
-    const UOp *masked_ids[H_MAX_RANGES];
-    for (int i = 0; i < nmasked; i++) masked_ids[i] = v->rng[masked[i]].r;
+    const UOp *masked_ranges[H_MAX_RANGES];
+    for (int i = 0; i < nmasked; i++) masked_ranges[i] = v->rng[masked[i]].r;
     for (int i = nmasked; i-- > 0;)
         for (int k = 0; k < v->n; k++)
-            if (range_ids_cmp(v->rng[k].r, masked_ids[i]) == 0 && upcastable(&v->rng[k])) {
+            if (range_ids_cmp(v->rng[k].r, masked_ranges[i]) == 0 && upcastable(&v->rng[k])) {
                 say(&ch, "UPCAST axis %d whole (%lld): a small output axis used in a WHERE's condition",
                     opt_axis(v, OPT_UPCAST, k), (long long)v->rng[k].size);
                 if (!apply(&ch, OPT_UPCAST, k, 0, &hard)) return -1;
@@ -461,7 +461,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             }
 
     /* 2. upcast output axes that some buffer has stride 0 on */
-    const UOp *done_ids[H_MAX_RANGES];   /* ranges upcast here, compared by ids */
+    const UOp *done_ranges[H_MAX_RANGES];   /* upcast here; compared by their ids */
     int ndone = 0;
     for (;;) {
         int64_t outn = upcastable_elements(v);
@@ -473,7 +473,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             const Range *r = &v->rng[k];
             if (!upcastable(r)) continue;
             bool done = false;
-            for (int d = 0; d < ndone; d++) done |= range_ids_cmp(done_ids[d], r->r) == 0;
+            for (int d = 0; d < ndone; d++) done |= range_ids_cmp(done_ranges[d], r->r) == 0;
             for (int amount = 3; amount <= 4; amount++) {
                 if (done || r->size % amount) continue;
                 int zero_buf = -1;
@@ -531,7 +531,7 @@ int heuristic_opts_for(UCtx *c, const UOp *root, StageTarget target, int threads
             "%lld index%s use the axis inside, its strides sum to %lld",
             opt_axis(v, OPT_UPCAST, best_k), (long long)best[3], (long long)gnum, (long long)best[0],
             best[0] == 1 ? "" : "es", (long long)best[1]);
-        done_ids[ndone++] = v->rng[best_k].r;
+        done_ranges[ndone++] = v->rng[best_k].r;
         if (!apply(&ch, OPT_UPCAST, best_k, (int)best[3], &hard)) return -1;
     }
 

@@ -32,6 +32,7 @@ static bool const_number(const UOp *u, double *out) {
 
 /* a constant of c's dtype with value v */
 static const UOp *number_like(UCtx *ctx, const UOp *c, double v) {
+    if (!c) return NULL;
     if (dt_is_float(c->dtype)) return uop_const_float(ctx, c->dtype, v);
     return sym_const_like(ctx, c, (int64_t)v);
 }
@@ -68,38 +69,29 @@ static const UOp *fold_pow_const_base(const Match *m, void *ud) {
     return uop_unary(CTX, OP_EXP2, sym_mul(CTX, x, uop_const_float(CTX, x->dtype, log2(b))));
 }
 
-/* ---- xpow, built as tinygrad builds it (each step passes NULL through) ---- */
+/* ---- xpow, built as tinygrad builds it (the builders pass NULL through) ---- */
 
-static const UOp *k_like(UCtx *c, const UOp *x, double v) {
-    if (!x) return NULL;
-    return dt_is_float(x->dtype) ? uop_const_float(c, x->dtype, v) : uop_const_int(c, x->dtype, (int64_t)v);
-}
-static const UOp *bin(UCtx *c, Op op, const UOp *a, const UOp *b) { return a && b ? uop_binary(c, op, a, b) : NULL; }
-static const UOp *neg(UCtx *c, const UOp *a) { return bin(c, OP_MUL, a, k_like(c, a, -1)); }
-static const UOp *lt0(UCtx *c, const UOp *a) { return bin(c, OP_CMPLT, a, k_like(c, a, 0)); }
-static const UOp *sel(UCtx *c, const UOp *b, const UOp *x, const UOp *y) {
-    return b && x && y ? uop_where(c, b, x, y) : NULL;
-}
-static const UOp *cast_to(UCtx *c, const UOp *x, const DType *scalar) { return x ? uop_cast(c, x, scalar) : NULL; }
-static const UOp *un(UCtx *c, Op op, const UOp *a) { return a ? uop_unary(c, op, a) : NULL; }
+static const UOp *lt0(UCtx *c, const UOp *a) { return sym_bin(c, OP_CMPLT, a, sym_const_like(c, a, 0)); }
 /* x == v, as tinygrad's eq: (x != v) != true */
-static const UOp *eq_k(UCtx *c, const UOp *x, double v) {
-    return bin(c, OP_CMPNE, bin(c, OP_CMPNE, x, k_like(c, x, v)), uop_const_bool(c, true));
+static const UOp *eq_k(UCtx *c, const UOp *x, int64_t v) {
+    return sym_not(c, sym_bin(c, OP_CMPNE, x, sym_const_like(c, x, v)));
 }
 
 const UOp *sym_xpow(UCtx *c, const UOp *base, const UOp *exponent) {
     if (!base || !exponent) return NULL;
     const UOp *neg_base = lt0(c, base);
-    const UOp *ret = un(c, OP_EXP2, bin(c, OP_MUL, un(c, OP_LOG2, sel(c, neg_base, neg(c, base), base)), exponent));
+    const UOp *log_abs = uop_unary(c, OP_LOG2, uop_where(c, neg_base, sym_neg(c, base), base));
+    const UOp *ret = uop_unary(c, OP_EXP2, sym_mul(c, log_abs, exponent));
     if (!ret) return NULL;
-    const DType *f = exponent->dtype->scalar, *i32 = dt_scalar(SK_INT32);
-    const UOp *non_int = bin(c, OP_CMPNE, exponent, cast_to(c, cast_to(c, exponent, i32), f));
-    const UOp *abs_e = sel(c, lt0(c, exponent), neg(c, exponent), exponent);
-    const UOp *abs_i = cast_to(c, abs_e, i32);
-    const UOp *odd = cast_to(c, bin(c, OP_MOD, abs_i, k_like(c, abs_i, 2)), DT_BOOL);
-    const UOp *adj = sel(c, non_int, k_like(c, ret, NAN), sel(c, odd, k_like(c, ret, -1), k_like(c, ret, 1)));
-    const UOp *zero_zero = bin(c, OP_AND, eq_k(c, base, 0), eq_k(c, exponent, 0));
-    return sel(c, zero_zero, k_like(c, ret, 1), bin(c, OP_MUL, ret, sel(c, neg_base, adj, k_like(c, ret, 1))));
+    const DType *i32 = dt_scalar(SK_INT32);
+    const UOp *non_int = sym_bin(c, OP_CMPNE, exponent, uop_cast(c, uop_cast(c, exponent, i32), exponent->dtype->scalar));
+    const UOp *abs_i = uop_cast(c, uop_where(c, lt0(c, exponent), sym_neg(c, exponent), exponent), i32);
+    const UOp *odd = uop_cast(c, sym_bin(c, OP_MOD, abs_i, sym_const_like(c, abs_i, 2)), DT_BOOL);
+    const UOp *adj = uop_where(c, non_int, number_like(c, ret, NAN),
+                               uop_where(c, odd, sym_const_like(c, ret, -1), sym_const_like(c, ret, 1)));
+    const UOp *zero_zero = sym_bin(c, OP_AND, eq_k(c, base, 0), eq_k(c, exponent, 0));
+    const UOp *one = sym_const_like(c, ret, 1);
+    return uop_where(c, zero_zero, one, sym_mul(c, ret, uop_where(c, neg_base, adj, one)));
 }
 
 /* a float POW left after the folding above */

@@ -14,7 +14,7 @@ result of a case (name, or name#1, name#2, ... for several) it writes
     ## <name> <n> kernel(s)
 
 then each kernel's AST as tinygrad prints a UOp; a case whose Python raises
-writes "## <name> error".  scripts/case_ast_report.lua compares them with the
+writes "## <name> error".  tests/lua/test_case_asts.lua compares them with the
 kernels uopdb schedules for the case's Lua column.
 """
 import os

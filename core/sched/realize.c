@@ -13,8 +13,12 @@
  *     the first elementwise op or REDUCE_AXIS below it (walking from the
  *     outputs towards the inputs through movement ops) is a candidate;
  *   - so is any computed node read by two or more consumers that read it
- *     at different indices (approximated: one of them is a REDUCE_AXIS or
- *     a movement op that re-indexes);
+ *     at different indices: each node is labelled with the loops it is
+ *     read in, passed down from its consumers (a new label below a
+ *     REDUCE_AXIS or a movement op that re-indexes), and one whose
+ *     consumers passed different labels is a candidate;
+ *   - a 0-d node is never one: it has no loops to end, and is computed
+ *     where it is read (v0.12.0 gives it no ranges of its own);
  *   - a candidate keeps its buffer only when what it computes holds a
  *     reduction that reads a buffer, or reads more than 3 buffers;
  *     otherwise it is computed again wherever it is read (checked sources
@@ -141,10 +145,14 @@ bool sched_realize(SchedState *st) {
     st->out_depth = malloc(nout * sizeof *st->out_depth);
     if (!st->out_pos || !st->out_depth) return sched_fail(st, st->sink, "out of memory");
     bool *ending = calloc(n ? n : 1, sizeof *ending);      /* a broadcast above, not yet ended */
-    bool *reindexed = calloc(n ? n : 1, sizeof *reindexed); /* a consumer re-indexes or reduces it */
+    /* the loops a node is read in, as a label: its consumers pass it
+     * theirs, or new ones where they reduce or re-index it; mixed when
+     * two consumers passed different ones */
+    size_t *read_in = calloc(n ? n : 1, sizeof *read_in);
+    bool *mixed = calloc(n ? n : 1, sizeof *mixed);
     bool *candidate = calloc(n ? n : 1, sizeof *candidate);
-    int *consumers = calloc(n ? n : 1, sizeof *consumers);
-    bool ok = ending && reindexed && candidate && consumers;
+    size_t next_loops = 1;
+    bool ok = ending && read_in && mixed && candidate;
     for (int i = 0; ok && i < st->sink->nsrc; i++) {
         const UOp *x = output_base(st->sink->src[i], &st->out_depth[i]);
         int p = sched_pos(st, x);
@@ -163,22 +171,25 @@ bool sched_realize(SchedState *st) {
         }
         if (st->shapes[i].ndim < 0 || op == OP_SINK) continue;
         bool computed = op != OP_BUFFER && op != OP_CONST && op != OP_DEVICE;
-        if (!st->materialised[i] && computed &&
-            ((ending[i] && elementwise_or_reduce(op)) || (consumers[i] >= 2 && reindexed[i]))) {
+        /* a 0-d node has no loops of its own to end: the broadcast above
+         * ends at it without a buffer, and its consumers cannot read it at
+         * different indices, so its work is computed where it is read */
+        bool scalar = st->shapes[i].ndim == 0;
+        bool ends_here = ending[i] && elementwise_or_reduce(op);
+        if (!st->materialised[i] && computed && !scalar && (ends_here || mixed[i])) {
             st->materialised[i] = candidate[i] = true;
             SCHED_NOTE(st, op == OP_REDUCE_AXIS ? "realize_reduce" : "realize_shared", x, x);
         }
         /* a materialised node starts new loops: the broadcast above ends there */
-        bool pass = (!st->materialised[i] && ending[i]) || broadcasts(st, x);
-        bool reidx = op == OP_REDUCE_AXIS || reindexes(st, x);
+        bool pass = (!st->materialised[i] && ending[i] && !(scalar && ends_here)) || broadcasts(st, x);
+        size_t loops = st->materialised[i] || !read_in[i] ? next_loops++ : read_in[i];
+        size_t passed = op == OP_REDUCE_AXIS || reindexes(st, x) ? next_loops++ : loops;
         for (int k = 0; k < tensor_srcs(x); k++) {
             int p = sched_pos(st, x->src[k]);
-            bool seen = false;
-            for (int j = 0; j < k && !seen; j++) seen = x->src[j] == x->src[k];
-            if (p < 0 || seen) continue;
+            if (p < 0) continue;
             ending[p] |= pass;
-            reindexed[p] |= reidx;
-            consumers[p]++;
+            if (!read_in[p]) read_in[p] = passed;
+            else if (read_in[p] != passed) mixed[p] = true;
         }
     }
     /* the cost function, sources first: a candidate whose work is cheap is
@@ -195,9 +206,9 @@ bool sched_realize(SchedState *st) {
         }
     }
     free(ending);
-    free(reindexed);
+    free(read_in);
+    free(mixed);
     free(candidate);
-    free(consumers);
     if (!ok) return sched_fail(st, st->sink, "out of memory");
     int count = 0;
     for (size_t i = 0; i < n; i++) count += st->materialised[i] && uop_op(st->topo[i]) != OP_SINK;

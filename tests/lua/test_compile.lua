@@ -144,6 +144,40 @@ T.test("softmax is several kernels with tmp buffers and validates", function()
   T.ok(rep.ok, rep.text)
 end)
 
+-- the REDUCEs of a kernel's root and the size of the buffer it stores to
+local function reduces_and_store(k)
+  local reduces, size = 0, nil
+  for _, u in ipairs(k:root(0):toposort()) do
+    if u:op() == "REDUCE" then reduces = reduces + 1 end
+    if u:op() == "DEFINE_GLOBAL" and u:arg() == 0 then size = tonumber(tostring(u:dtype()):match("%((%d+)%)")) end
+  end
+  return reduces, size
+end
+
+T.test("a 0-d reduction read under a broadcast is reduced inside the loop that reads it, as tinygrad does", function()
+  -- std's gradient: (x - mean) * (1 / (2 * std)) / 5, with the variance a 0-d
+  -- sum; v0.12.0 gives it no buffer and sums it in the kernel of 6 elements
+  local x = Tensor.new({{1.5, 2, 3}, {4, 5, 6}}, "float32")
+  local p = uop.compile(x:std():gradient(x)[1], {select = false})
+  T.eq(#p:kernels(), 4, "kernels")
+  local reduces, size = reduces_and_store(p:kernel(2))
+  T.eq(size, 6, "kernel 2 stores the 6 elements")
+  T.eq(reduces, 1, "kernel 2 reduces the variance itself")
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+end)
+
+T.test("a node read by one consumer in its loop and by a sum two ops down gets a buffer", function()
+  -- layernorm's gradient: the centred input's gradient is read by the output
+  -- and, through a multiply, by a sum: v0.12.0's 6 kernels
+  local x = Tensor.new({{1, 2, 4, 8}, {-1, 0, 3, 7}}, "float32")
+  local t = (x:layernorm() * Tensor.arange(8):reshape(2, 4)):sum():gradient(x)[1]
+  local p = uop.compile(t, {select = false})
+  T.eq(#p:kernels(), 6, "kernels")
+  local _, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+end)
+
 T.test("bad input gets clear errors", function()
   T.raises("a tensor, a UOp, or a list", function() uop.compile("x") end)
   T.raises("empty list", function() uop.compile({}) end)

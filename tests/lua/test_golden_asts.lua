@@ -108,10 +108,7 @@ end
 
 -- programs whose kernels still differ from tinygrad's, with what differs:
 -- each is reported on every run, and fails once it matches (remove it here)
-local KNOWN = {
-  grad_layernorm = "tinygrad gives the gradient of the centred input (read by a reduce and by the last kernel) a "
-    .. "buffer of its own, 6 kernels; uopdb computes it again in both, 5 kernels",
-}
+local KNOWN = {}
 
 for _, prog in ipairs(PROGRAMS) do
   local name = prog[1]

@@ -136,7 +136,10 @@ end)
 -- each is rounded to half (the clang backend, CPU's default, does __fp16 math
 -- in float and rounds once at the store: different bits).  Tensor.sum and
 -- Tensor.exp of halves compute in float32 and cast back.  The expected bits
--- come from scripts/capture_half_bits.py (same inputs, CPU=1 CPU_LLVM=1).
+-- come from scripts/capture_half_bits.py (same inputs, CPU=1 CPU_LLVM=1), run
+-- where LLVM did not fuse a*b+c: on a CPU with FMA, tinygrad's `contract`
+-- flag fuses it and the script prints other MULADD bits; uopdb sets no such
+-- flag, so these are its bits on every CPU (docs/ARCHITECTURE.md).
 local function half_of_bits(b)
   local sign = b >= 0x8000 and -1 or 1
   local e, m = (b >> 10) & 0x1f, b & 0x3ff

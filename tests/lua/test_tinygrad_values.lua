@@ -37,16 +37,25 @@ local flatten = N.flat
 -- the reference, plain IEEE arithmetic with the C library's functions,
 -- within 1e-5 relative and zeros of either sign (a function that cancels, as
 -- asinh of a negative number does, magnifies the approximations' few units).
-local function value_matches(got, want, is_float, how)
+local function value_matches(got, want, is_float, how, loose)
   if not is_float then return got == want end
   if type(got) ~= "number" then return false end
   if want ~= want then return got ~= got end
   if want == math.huge or want == -math.huge then return got == want end
   if want == 0 and got == 0 then return how ~= "JIT" or 1 / got == 1 / want end
   local scale = math.max(math.abs(want), 2 ^ -20)
-  local tol = how == "JIT" and 4 * 2 ^ -23 or 1e-5
+  local tol = how == "JIT" and not loose and 4 * 2 ^ -23 or 1e-5
   return math.abs(got - want) <= tol * scale
 end
+
+-- Cases whose JIT values are held to the reference's 1e-5: tinygrad's LLVM
+-- renderer marks its float adds and multiplies `contract`, and on a CPU with
+-- FMA, LLVM fuses a*b+c into one rounding there; uopdb rounds every op (so
+-- its JIT and its interpreters agree bit for bit).  These results cancel,
+-- which turns that one rounding into about ten units of the last place.
+local FUSED_IN_TINYGRAD = {
+  grad_layernorm = true, -- element 6: 0.42172050 here, 0.42172003 in tinygrad (fused), 0.42172050 with its clang backend
+}
 
 local function shape_text(t)
   local s = t:shape()
@@ -58,7 +67,7 @@ end
 
 -- nil when t gives the golden line's dtype, shape and values by `how`
 -- ("reference" or "JIT"), else what differs
-local function compare(t, want, how)
+local function compare(t, want, how, loose)
   local dtype = DTYPE_NAMES[want.dtype] or want.dtype
   if tostring(t:dtype()) ~= dtype then return string.format("dtype %s, tinygrad %s", tostring(t:dtype()), dtype) end
   if shape_text(t) ~= want.shape then return string.format("shape %s, tinygrad %s", shape_text(t), want.shape) end
@@ -77,7 +86,7 @@ local function compare(t, want, how)
   if #got ~= #want.values then return string.format("%s: %d values, tinygrad %d", how, #got, #want.values) end
   local is_float = dtype:match("^float") ~= nil
   for i = 1, #got do
-    if not value_matches(got[i], want.values[i], is_float, how) then
+    if not value_matches(got[i], want.values[i], is_float, how, loose) then
       return string.format("%s: element %d is %s, tinygrad %s", how, i - 1, tostring(got[i]), tostring(want.values[i]))
     end
   end
@@ -112,7 +121,7 @@ local function differs(name, inputs, lua)
     local want = single or expected[name .. "#" .. i]
     if not want then return string.format("result %d has no golden line", i) end
     for _, how in ipairs({"reference", "JIT"}) do
-      local msg = compare(outs[i], want, how)
+      local msg = compare(outs[i], want, how, FUSED_IN_TINYGRAD[name])
       if msg then return (single and "" or "result " .. i .. ": ") .. msg end
     end
     count = count + 1

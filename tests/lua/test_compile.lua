@@ -165,6 +165,14 @@ T.test("a 0-d reduction read under a broadcast is reduced inside the loop that r
   T.eq(reduces, 1, "kernel 2 reduces the variance itself")
   local _, rep = p:run{validate = true, quiet = true}
   T.ok(rep.ok, rep.text)
+  -- so x - x:mean() is one kernel, as tinygrad's schedule() gives, and a
+  -- contiguous mean gets a kernel of its own
+  local y = Tensor.new({{1, 2, 3, 4}, {5, 6, 7, 9}}, "float32")
+  local centred = uop.compile(y - y:mean(), {select = false})
+  T.eq(#centred:kernels(), 1, "x - x:mean(): kernels")
+  local _, crep = centred:run{validate = true, quiet = true}
+  T.ok(crep.ok, crep.text)
+  T.eq(#uop.compile(y - y:mean():contiguous(), {select = false}):kernels(), 2, "with a contiguous mean: kernels")
 end)
 
 T.test("a node read by one consumer in its loop and by a sum two ops down gets a buffer", function()

@@ -31,9 +31,16 @@ int luop_kernel_tostring(lua_State *L) {
     return 1;
 }
 
+/* k:name() -> the name as scheduled, and tinygrad's name once the opts are
+ * applied (nil when a stage up to 7 fails: the stages say why) */
 static int k_name(lua_State *L) {
-    lua_pushstring(L, pipeline_name(check_kernel(L, 1, NULL)));
-    return 1;
+    KernelPipeline *kp = check_kernel(L, 1, NULL);
+    lua_pushstring(L, pipeline_name(kp));
+    char err[1024];
+    const char *after = pipeline_opt_name(kp, err, sizeof err);
+    if (after) lua_pushstring(L, after);
+    else lua_pushnil(L);
+    return 2;
 }
 
 static int stage_arg(lua_State *L, int idx, KernelPipeline *kp) {
@@ -325,7 +332,10 @@ static int k_stages(lua_State *L) {
     StrBuf sb;
     sb_init(&sb);
     int pos = pipeline_position(kp);
-    sb_printf(&sb, "stages of %s\n", pipeline_name(kp));
+    const char *after = ok ? pipeline_opt_name(kp, err, sizeof err) : NULL;
+    sb_printf(&sb, "stages of %s", pipeline_name(kp));
+    if (after && strcmp(after, pipeline_name(kp))) sb_printf(&sb, " (%s with its opts)", after);
+    sb_printf(&sb, "\n");
     sb_printf(&sb, "  %2s  %-20s %-12s %6s %6s %8s %8s  %-7s %s\n", "#", "name", "phase", "before", "after", "rewrites",
               "ms", "changed", "status");
     lua_createtable(L, STAGE_COUNT, 0);
@@ -602,6 +612,9 @@ static int k_opts(lua_State *L) {
         for (int i = 0; i < n; i++)
             sb_printf(&sb, "%s{\"%s\", %d, %d}", i ? ", " : "", opt_op_name(o[i].op), o[i].axis, o[i].amount);
         sb_printf(&sb, "}\n%s", why ? why : n ? "given by hand\n" : "no opts\n");
+        char err[1024];
+        const char *after = pipeline_opt_name(kp, err, sizeof err);
+        if (after) sb_printf(&sb, "the kernel's name with them: %s\n", after);
         push_text(L, "opts", sb_str(&sb));
         sb_free(&sb);
         return 2;

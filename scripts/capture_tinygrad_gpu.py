@@ -8,13 +8,14 @@
 #   PYTHONPATH=/path/to/tinygrad python3 scripts/capture_tinygrad_gpu.py > tests/golden/tinygrad_gpu.txt
 #
 # Output: one line per kernel, "<case> <kernel index> <opts> <specials>
-# <locals> <barriers>": opts "OP:axis:amount" joined by commas ("-" for
+# <locals> <barriers> <name>": opts "OP:axis:amount" joined by commas ("-" for
 # none), specials "name=size" sorted by name and joined by commas,
 # locals the sizes of the DEFINE_LOCALs joined by commas ("-" for none),
-# barriers how many BARRIERs the program has.  Then one line per kernel of
-# the heuristic's cases, "heuristic <case> <kernel index> <opts>": the opts
-# tinygrad's hand_coded_optimizations chooses for this renderer (the inputs
-# are ones, as in scripts/capture_tinygrad_opts.py).
+# barriers how many BARRIERs the program has, name the kernel's function
+# name (n1, n2, ... appended to a name the process gave before).  Then one
+# line per kernel of the heuristic's cases, "heuristic <case> <kernel index>
+# <opts>": the opts tinygrad's hand_coded_optimizations chooses for this
+# renderer (the inputs are ones, as in scripts/capture_tinygrad_opts.py).
 from tinygrad import Tensor
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
@@ -58,7 +59,7 @@ for name, make, opts in cases():
     specials = ",".join(sorted(f"{u.arg}={u.src[0].arg}" for u in p.uops if u.op is Ops.SPECIAL))
     locs = ",".join(str(u.dtype.size) for u in p.uops if u.op is Ops.DEFINE_LOCAL) or "-"
     bars = sum(1 for u in p.uops if u.op is Ops.BARRIER)
-    print(f"{name} {i} {text} {specials or '-'} {locs} {bars}")
+    print(f"{name} {i} {text} {specials or '-'} {locs} {bars} {p.function_name}")
 
 def ones(*shape): return Tensor.ones(*shape).contiguous().realize()
 def heuristic_cases():

@@ -10,9 +10,10 @@
 # over CPU_COUNT cores, fixed here to 8 (tinygrad reads it from the machine
 # otherwise), so both runs are deterministic.
 #
-# Output: one line per kernel, "<threads> <case> <kernel index> <opts>",
+# Output: one line per kernel, "<threads> <case> <kernel index> <opts> <name>",
 # threads being 0 without threads, opts "OP:axis:amount" joined by commas,
-# or "-" when none was chosen.
+# or "-" when none was chosen, name the kernel's function name with those
+# opts (tinygrad appends n1, n2, ... to a name the process gave before).
 from tinygrad import Tensor, Device
 from tinygrad.codegen import get_program
 
@@ -49,6 +50,6 @@ print(f"# tinygrad v0.12.0 hand_coded_optimizations, {type(renderer).__name__}, 
 for name, make in cases():
   items = [si for si in make().schedule() if si.ast.op.name == "SINK"]
   for i, si in enumerate(items):
-    opts = get_program(si.ast, renderer).applied_opts or ()
-    text = ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in opts) or "-"
-    print(f"{threads} {name} {i} {text}")
+    prg = get_program(si.ast, renderer)
+    text = ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in prg.applied_opts or ()) or "-"
+    print(f"{threads} {name} {i} {text} {prg.function_name}")

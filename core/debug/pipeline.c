@@ -3,6 +3,7 @@
  * and the compiled kernel cached until the opts change. */
 #include "pipeline.h"
 #include "breakpoints.h"
+#include "../sched/kernel_name.h"
 #include "../stages/spec_verify.h"
 
 #include <stdio.h>
@@ -16,6 +17,7 @@
 struct KernelPipeline {
     UCtx *c;
     char *name;
+    char opt_name[64];     /* tinygrad's name after the opts ("" until stage 7 is named) */
     const UOp *ast;
     size_t ast_nodes;      /* nodes of point 0, counted on first use */
     KernelOpt opts[PIPELINE_MAX_OPTS];
@@ -61,6 +63,7 @@ static void forget_from(KernelPipeline *kp, int from) {
         trace_init(&kp->res[n].trace);
     }
     if (kp->pos >= from) kp->pos = from - 1, kp->rpos = -1;
+    if (from <= 7) kp->opt_name[0] = 0;
     kernel_free(kp->kernel);
     kernel_free(kp->kernel_checked);
     kp->kernel = kp->kernel_checked = NULL;
@@ -87,6 +90,17 @@ void pipeline_mark(const KernelPipeline *kp, UCtxMarks *m) {
 }
 
 const char *pipeline_name(const KernelPipeline *kp) { return kp->name; }
+
+const char *pipeline_opt_name(KernelPipeline *kp, char *err, size_t errlen) {
+    if (kp->opt_name[0]) return kp->opt_name;
+    const UOp *root = pipeline_root(kp, 7, err, errlen);
+    if (!root) return NULL;
+    if (!kernel_shape_name(root, kp->opt_name, sizeof kp->opt_name) && !kp->opt_name[0]) {
+        snprintf(err, errlen, "%s: out of memory naming the kernel", kp->name);
+        return NULL;
+    }
+    return kp->opt_name;
+}
 UCtx *pipeline_ctx(const KernelPipeline *kp) { return kp->c; }
 int pipeline_position(const KernelPipeline *kp) { return kp->pos; }
 
@@ -239,9 +253,12 @@ static Kernel *compile_final(KernelPipeline *kp, bool checked, Kernel **slot, ch
                  op_name(uop_op(lin)), lin->id);
         return NULL;
     }
+    /* the function is named as tinygrad names it, after the opts */
+    const char *fname = pipeline_opt_name(kp, err, errlen);
+    if (!fname) return NULL;
     char msg[1024];
     KernelCompileOpts opts = {.checked = checked};
-    *slot = kernel_compile_opts(kp->name, lin->src, lin->nsrc, &opts, msg, sizeof msg);
+    *slot = kernel_compile_opts(fname, lin->src, lin->nsrc, &opts, msg, sizeof msg);
     if (!*slot) snprintf(err, errlen, "compiling %s%s: %s", kp->name, checked ? " with bounds checks" : "", msg);
     return *slot;
 }

@@ -28,6 +28,11 @@ void pipeline_free(KernelPipeline *kp);
  * compaction of its context (uop.h). */
 void pipeline_mark(const KernelPipeline *kp, UCtxMarks *m);
 const char *pipeline_name(const KernelPipeline *kp);
+/* tinygrad's name for the kernel once its opts are applied (stage 7's
+ * output named as core/sched/kernel_name.c says; the stages up to 7 run if
+ * need be): "r_128_128_4_4_128_4" for a 512 matmul with UPCAST 1 4,
+ * UPCAST 0 4, UNROLL 0 4.  NULL with err when a stage up to 7 fails. */
+const char *pipeline_opt_name(KernelPipeline *kp, char *err, size_t errlen);
 UCtx *pipeline_ctx(const KernelPipeline *kp);
 
 /* Requests opts for stage 7; forgets stages 7.. and the compiled kernel.

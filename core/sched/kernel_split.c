@@ -8,12 +8,12 @@
  * the value first reads them (post-order, sources left to right), each a
  * pointer to its element dtype sized in elements.  The kernel's RANGEs are
  * renumbered from 0 in their old order (output ranges, then reduce ranges),
- * so equal kernels are equal graphs.  Names follow tinygrad: r_ for a kernel
- * with a reduction, E_ otherwise, then the range sizes; a repeated name
- * gets n1, n2, ... appended. */
+ * so equal kernels are equal graphs.  Names are tinygrad's (kernel_name.c);
+ * a repeated name gets n1, n2, ... appended. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kernel_name.h"
 #include "schedule_internal.h"
 
 static bool is_buffer_leaf(const UOp *u, void *ud) {
@@ -84,26 +84,16 @@ static bool split_one(SchedState *st, int i, U64Map *after_index, char (*names)[
     for (size_t t = 0; ok && t < nk; t++)
         if (uop_op(ktopo[t]) == OP_RANGE) ranges[nr++] = ktopo[t];
     qsort(ranges, (size_t)nr, sizeof *ranges, by_axis);
-    bool reduce = false;
-    char name[48];
-    size_t len = 0;
     for (int r = 0; ok && r < nr; r++) {
         const Arg *a = ranges[r]->arg;
-        AxisType at = a->items[a->n - 1]->v.axis;
-        reduce |= at == AXIS_REDUCE;
-        const UOp *nr_ = uop_range(c, ranges[r]->src[0], r, at);
+        const UOp *nr_ = uop_range(c, ranges[r]->src[0], r, a->items[a->n - 1]->v.axis);
         if (!nr_ || !u64map_put(&map, ranges[r]->id, nr_)) ok = sched_fail(st, m, "could not renumber a range");
-    }
-    /* the name: r_/E_ and the range sizes */
-    len = (size_t)snprintf(name, sizeof name, "%s", reduce ? "r" : "E");
-    for (int r = 0; ok && r < nr && len < sizeof name; r++) {
-        int64_t size = 0;
-        uop_const_int_value(ranges[r]->src[0], &size);
-        len += (size_t)snprintf(name + len, sizeof name - len, "_%lld", (long long)size);
     }
     const UOp *body = ok ? sched_substitute(c, end, &map) : NULL;
     const UOp *kernel = body ? uop_sink(c, &body, 1) : NULL;
     if (ok && !kernel) ok = sched_fail(st, m, "could not build the kernel: %s", uctx_error(c));
+    char name[48];
+    if (ok && !kernel_shape_name(kernel, name, sizeof name) && !name[0]) ok = sched_fail(st, m, "out of memory");
     if (ok) {
         int dup = 0;
         for (int k = 0; k < i; k++) dup += strcmp(names[k], name) == 0;

@@ -227,20 +227,21 @@ local function read_golden()
   local rows = {}
   for line in io.lines("tests/golden/tinygrad_gpu.txt") do
     if not line:match("^#") then
-      local name, ki, opts, specials, locals, bars = line:match("^(%S+) (%d+) (%S+) (%S+) (%S+) (%d+)$")
+      local name, ki, opts, specials, locals, bars, kname = line:match("^(%S+) (%d+) (%S+) (%S+) (%S+) (%d+) (%S+)$")
       assert(name or line:match("^heuristic "), "bad golden line: " .. line)
       if name then
         local o = {}
         for op, axis, amount in opts:gmatch("(%u+):(%d+):(%d+)") do o[#o + 1] = {op, tonumber(axis), tonumber(amount)} end
+        -- the name without the n1, n2, ... tinygrad appends to a name its process gave before
         rows[#rows + 1] = {name = name, kernel = tonumber(ki) + 1, opts = o, specials = specials, locals = locals,
-                           barriers = tonumber(bars)}
+                           barriers = tonumber(bars), kname = kname:gsub("n%d+$", "")}
       end
     end
   end
   return rows
 end
 
-T.test("SPECIALs, local buffers and barriers are tinygrad's, and every golden case validates", function()
+T.test("SPECIALs, local buffers, barriers and kernel names are tinygrad's, and every golden case validates", function()
   local rows = read_golden()
   T.ok(#rows >= 14, "golden rows")
   local by_case = {}
@@ -267,6 +268,7 @@ T.test("SPECIALs, local buffers and barriers are tinygrad's, and every golden ca
       T.eq(#specials > 0 and table.concat(specials, ",") or "-", r.specials, what .. ": SPECIALs")
       T.eq(#locals > 0 and table.concat(locals, ",") or "-", r.locals, what .. ": local buffers")
       T.eq(bars, r.barriers, what .. ": barriers")
+      T.eq(select(2, p:kernel(i):name()), r.kname, what .. ": name with its opts")
     end
   end
 end)

@@ -20,14 +20,21 @@ local ORDER = {"matmul512", "matmul64", "conv2d", "softmax", "sum1m", "add1m", "
 -- the opts compared instead}, why = "..."}.
 local KNOWN = {}
 
--- golden[threads][case][kernel] = {{op, axis, amount}, ...}
+-- golden[threads][case][kernel] = {{op, axis, amount}, ...}; names[threads][case][kernel]
+-- = the kernel's name with those opts, without the n1, n2, ... tinygrad appends to a name
+-- the process gave before
+local NAMES = {}
 local function read_golden()
   local golden = {}
   local f = assert(io.open("tests/golden/tinygrad_opts.txt"))
   for line in f:lines() do
     if not line:match("^#") then
-      local th, name, ki, text = line:match("^(%d+) (%S+) (%d+) (%S+)$")
+      local th, name, ki, text, kname = line:match("^(%d+) (%S+) (%d+) (%S+) (%S+)$")
       assert(th, "bad golden line: " .. line)
+      local n = tonumber(th)
+      NAMES[n] = NAMES[n] or {}
+      NAMES[n][name] = NAMES[n][name] or {}
+      NAMES[n][name][tonumber(ki) + 1] = kname:gsub("n%d+$", "")
       local opts = {}
       if text ~= "-" then
         for op, axis, amount in text:gmatch("(%u+):(%d+):(%d+)") do
@@ -70,6 +77,10 @@ for _, threads in ipairs{0, 8} do
         local text, opts = p:kernel(i):heuristic(threads)
         T.eq(show(opts), show(want[i]), string.format("%s kernel %d (%d threads):\n%s", name, i, threads,
                                                        tostring(text)))
+        -- with tinygrad's opts the kernel has tinygrad's name
+        local k = p:kernel(i)
+        k:opts(want[i])
+        T.eq(select(2, k:name()), NAMES[threads][name][i], string.format("%s kernel %d's name with its opts", name, i))
       end
     end)
   end

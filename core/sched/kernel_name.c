@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include "kernel_name.h"
 
-/* tinygrad's axis_to_pos */
-static int axis_pos(AxisType t) {
+int axis_to_pos(AxisType t) {
     switch (t) {
+    case AXIS_OUTER: return -2;
     case AXIS_LOOP: return -1;
     case AXIS_GLOBAL: case AXIS_THREAD: return 0;
     case AXIS_WARP: return 1;
@@ -20,7 +20,7 @@ static int axis_pos(AxisType t) {
     case AXIS_UPCAST: return 3;
     case AXIS_REDUCE: return 4;
     case AXIS_UNROLL: return 5;
-    default: return -2; /* OUTER */
+    default: return 6;
     }
 }
 
@@ -33,7 +33,7 @@ static AxisType axis_of(const UOp *r) {
 /* tinygrad's sort key: the position, then the ids (arg[0:-1]) in turn */
 static int by_position(const void *pa, const void *pb) {
     const UOp *a = *(const UOp *const *)pa, *b = *(const UOp *const *)pb;
-    int x = axis_pos(axis_of(a)), y = axis_pos(axis_of(b));
+    int x = axis_to_pos(axis_of(a)), y = axis_to_pos(axis_of(b));
     if (x != y) return x < y ? -1 : 1;
     int na = a->arg && a->arg->kind == ARG_TUPLE ? a->arg->n - 1 : 0, nb = b->arg && b->arg->kind == ARG_TUPLE ? b->arg->n - 1 : 0;
     for (int i = 0; i < na && i < nb; i++) {

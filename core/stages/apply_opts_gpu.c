@@ -13,25 +13,11 @@
 #include "apply_opts.h"
 #include "early.h"
 #include "ranges.h"
-
-/* tinygrad's axis_to_pos: where a kind of range goes in rngs */
-static int axis_pos(AxisType t) {
-    switch (t) {
-    case AXIS_OUTER: return -2;
-    case AXIS_LOOP: return -1;
-    case AXIS_THREAD: case AXIS_GLOBAL: return 0;
-    case AXIS_WARP: return 1;
-    case AXIS_LOCAL: case AXIS_GROUP_REDUCE: return 2;
-    case AXIS_UPCAST: return 3;
-    case AXIS_REDUCE: return 4;
-    case AXIS_UNROLL: return 5;
-    default: return 6;
-    }
-}
+#include "../sched/kernel_name.h"
 
 static int cmp_rngs(const void *pa, const void *pb) {
     const UOp *a = *(const UOp *const *)pa, *b = *(const UOp *const *)pb;
-    int x = axis_pos(axis_type_of(a)), y = axis_pos(axis_type_of(b));
+    int x = axis_to_pos(axis_type_of(a)), y = axis_to_pos(axis_type_of(b));
     if (x != y) return x < y ? -1 : 1;
     return cmp_axis(pa, pb);
 }

@@ -9,48 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "kernel_name.h"
+#include "../ir/range_arg.h"
 
-int axis_to_pos(AxisType t) {
-    switch (t) {
-    case AXIS_OUTER: return -2;
-    case AXIS_LOOP: return -1;
-    case AXIS_GLOBAL: case AXIS_THREAD: return 0;
-    case AXIS_WARP: return 1;
-    case AXIS_LOCAL: case AXIS_GROUP_REDUCE: return 2;
-    case AXIS_UPCAST: return 3;
-    case AXIS_REDUCE: return 4;
-    case AXIS_UNROLL: return 5;
-    default: return 6;
-    }
-}
-
-static AxisType axis_of(const UOp *r) {
-    const Arg *a = r->arg;
-    return a && a->kind == ARG_TUPLE && a->n > 0 && a->items[a->n - 1]->kind == ARG_AXIS ? a->items[a->n - 1]->v.axis
-                                                                                       : AXIS_LOOP;
-}
-
-/* tinygrad's sort key: the position, then the ids (arg[0:-1]) in turn */
+/* tinygrad's order: the axis type's position, then the ids */
 static int by_position(const void *pa, const void *pb) {
     const UOp *a = *(const UOp *const *)pa, *b = *(const UOp *const *)pb;
-    int x = axis_to_pos(axis_of(a)), y = axis_to_pos(axis_of(b));
+    int x = axis_to_pos(range_axis_type(a)), y = axis_to_pos(range_axis_type(b));
     if (x != y) return x < y ? -1 : 1;
-    int na = a->arg && a->arg->kind == ARG_TUPLE ? a->arg->n - 1 : 0, nb = b->arg && b->arg->kind == ARG_TUPLE ? b->arg->n - 1 : 0;
-    for (int i = 0; i < na && i < nb; i++) {
-        int64_t u = a->arg->items[i]->v.i, v = b->arg->items[i]->v.i;
-        if (u != v) return u < v ? -1 : 1;
-    }
-    return na < nb ? -1 : na > nb;
+    return range_ids_cmp(a, b);
 }
 
-bool kernel_shape_name(const UOp *root, char *out, size_t outlen) {
+bool kernel_name_of(const UOp *const *topo, size_t n, char *out, size_t outlen) {
     if (!outlen) return false;
     out[0] = 0;
-    size_t n = 0;
-    const UOp **topo = uop_toposort(root, &n);
-    if (!topo) return false;
     const UOp **ranges = malloc((n ? n : 1) * sizeof *ranges);
-    if (!ranges) { free(topo); return false; }
+    if (!ranges) return false;
     bool reduce = false;
     int nr = 0;
     for (size_t i = 0; i < n; i++) {
@@ -72,6 +45,15 @@ bool kernel_shape_name(const UOp *root, char *out, size_t outlen) {
         else len += (size_t)snprintf(out + len, outlen - len, "_x"); /* tinygrad renders the expression */
     }
     free(ranges);
-    free(topo);
     return len < outlen;
+}
+
+bool kernel_shape_name(const UOp *root, char *out, size_t outlen) {
+    if (outlen) out[0] = 0;
+    size_t n = 0;
+    const UOp **topo = uop_toposort(root, &n);
+    if (!topo) return false;
+    bool ok = kernel_name_of(topo, n, out, outlen);
+    free(topo);
+    return ok;
 }

@@ -10,8 +10,7 @@
  * out; false when out of memory or when it does not fit in outlen bytes
  * (out then holds as much as fits). */
 bool kernel_shape_name(const UOp *root, char *out, size_t outlen);
-
-/* tinygrad's axis_to_pos: where a kind of range goes in a kernel's order of
- * ranges (Scheduler.rngs), LOOP (-1) first, UNROLL (5) last */
-int axis_to_pos(AxisType t);
+/* The same from the kernel's nodes (its toposort, or any list holding each
+ * of its RANGEs and REDUCEs once), for a caller that has them already. */
+bool kernel_name_of(const UOp *const *nodes, size_t n, char *out, size_t outlen);
 #endif

@@ -92,8 +92,9 @@ static bool split_one(SchedState *st, int i, U64Map *after_index, char (*names)[
     const UOp *body = ok ? sched_substitute(c, end, &map) : NULL;
     const UOp *kernel = body ? uop_sink(c, &body, 1) : NULL;
     if (ok && !kernel) ok = sched_fail(st, m, "could not build the kernel: %s", uctx_error(c));
+    /* named from the nodes walked above: the renumbering keeps the ranges' sizes and order */
     char name[48];
-    if (ok && !kernel_shape_name(kernel, name, sizeof name) && !name[0]) ok = sched_fail(st, m, "out of memory");
+    if (ok && !kernel_name_of(ktopo, nk, name, sizeof name) && !name[0]) ok = sched_fail(st, m, "out of memory");
     if (ok) {
         int dup = 0;
         for (int k = 0; k < i; k++) dup += strcmp(names[k], name) == 0;

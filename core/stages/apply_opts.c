@@ -72,16 +72,16 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o, b
         const UOp *r = all[i];
         int64_t id = axis_id_of(r), size;
         if (id >= next_id) next_id = id + 1;
-        if (o->op == OPT_THREAD && axis_type_of(r) == AXIS_THREAD) {
+        if (o->op == OPT_THREAD && range_axis_type(r) == AXIS_THREAD) {
             free(all);
             return stage_fail(sc, "THREAD: the kernel is already split over cores (range %%%u)", r->id);
         }
         /* a range of symbolic size counts (it is > 1 as far as we know) */
-        if (acts_on(o->op, axis_type_of(r)) && (!range_size(r, &size) || size > 1) && naxes < MAX_AXES)
+        if (acts_on(o->op, range_axis_type(r)) && (!range_size(r, &size) || size > 1) && naxes < MAX_AXES)
             axes[naxes++] = r;
     }
     free(all);
-    qsort(axes, (size_t)naxes, sizeof *axes, cmp_axis);
+    qsort(axes, (size_t)naxes, sizeof *axes, range_ids_qsort_cmp);
     if (o->axis < 0 || o->axis >= naxes)
         return stage_fail(sc, "%s axis %d: the kernel has %d %s range%s", name, o->axis, naxes, kind,
                           naxes == 1 ? "" : "s");

@@ -13,13 +13,12 @@
 #include "apply_opts.h"
 #include "early.h"
 #include "ranges.h"
-#include "../sched/kernel_name.h"
 
 static int cmp_rngs(const void *pa, const void *pb) {
     const UOp *a = *(const UOp *const *)pa, *b = *(const UOp *const *)pb;
-    int x = axis_to_pos(axis_type_of(a)), y = axis_to_pos(axis_type_of(b));
+    int x = axis_to_pos(range_axis_type(a)), y = axis_to_pos(range_axis_type(b));
     if (x != y) return x < y ? -1 : 1;
-    return cmp_axis(pa, pb);
+    return range_ids_qsort_cmp(pa, pb);
 }
 
 /* tinygrad's Scheduler.rngs: the ranges of size > 1 (symbolic ones count),
@@ -61,7 +60,7 @@ const UOp *opts_loops_to_global(StageCtx *sc, const UOp *root) {
         for (int k = 1; k < e->nsrc; k++) {
             bool seen = false;
             for (int j = 0; j < n; j++) seen |= todo[j] == e->src[k];
-            if (!seen && uop_op(e->src[k]) == OP_RANGE && axis_type_of(e->src[k]) == AXIS_LOOP && n < MAX_AXES)
+            if (!seen && uop_op(e->src[k]) == OP_RANGE && range_axis_type(e->src[k]) == AXIS_LOOP && n < MAX_AXES)
                 todo[n++] = e->src[k];
         }
     }
@@ -76,7 +75,7 @@ const UOp *opts_loops_to_global(StageCtx *sc, const UOp *root) {
 
 static int count_type(const UOp *const *rngs, int n, AxisType t) {
     int k = 0;
-    for (int i = 0; i < n; i++) k += axis_type_of(rngs[i]) == t;
+    for (int i = 0; i < n; i++) k += range_axis_type(rngs[i]) == t;
     return k;
 }
 
@@ -85,7 +84,7 @@ static bool shared_fits(StageCtx *sc, const UOp *const *rngs, int n, const UOp *
                         int axis) {
     int64_t sz = amount * (int64_t)dt_itemsize(red->dtype->scalar);
     for (int i = 0; i < n; i++) {
-        AxisType t = axis_type_of(rngs[i]);
+        AxisType t = range_axis_type(rngs[i]);
         int64_t s;
         if ((t == AXIS_UPCAST || t == AXIS_WARP || t == AXIS_LOCAL || t == AXIS_GROUP_REDUCE) && range_size(rngs[i], &s))
             sz *= s;
@@ -113,7 +112,7 @@ static bool group_inside_reduce(const UOp *root, const UOp *r, bool *oom) {
         if (!mine) continue;
         const NodeSet *outer = range_map_get(&m, u);
         for (int k = 0; outer && k < outer->n; k++) {
-            AxisType t = axis_type_of(outer->items[k]);
+            AxisType t = range_axis_type(outer->items[k]);
             bad |= t == AXIS_REDUCE || t == AXIS_UNROLL || t == AXIS_GROUP_REDUCE;
         }
     }
@@ -132,7 +131,7 @@ static const UOp *pad_to(StageCtx *sc, const UOp *root, const UOp *r, int64_t si
     UCtx *c = sc->c;
     int64_t new_sz = (size + amount - 1) / amount * amount;
     if (!(size > new_sz / 4)) return stage_fail(sc, "PADTO axis %d: padding adds more than four times the work", axis);
-    const UOp *nr = range_retyped(c, r, uop_const_int(c, r->dtype, new_sz), axis_type_of(r));
+    const UOp *nr = range_retyped(c, r, uop_const_int(c, r->dtype, new_sz), range_axis_type(r));
     const UOp *valid = nr ? uop_binary(c, OP_CMPLT, nr, uop_const_int(c, r->dtype, size)) : NULL;
     if (!valid) return stage_fail(sc, "PADTO axis %d: %s", axis, uctx_error(c));
     /* gate the INDEXes first (their index still uses r), then replace r */
@@ -196,7 +195,7 @@ bool opts_gpu_pick(StageCtx *sc, const UOp *root, const KernelOpt *o, bool dont_
     }
     if (o->op == OPT_NOLOCALS) {
         for (int i = 0; i < n; i++) {
-            AxisType t = axis_type_of(rngs[i]);
+            AxisType t = range_axis_type(rngs[i]);
             if (t == AXIS_WARP || t == AXIS_LOCAL || t == AXIS_GROUP_REDUCE) {
                 stage_fail(sc, "NOLOCALS: the kernel already has a %s range (%%%u)", axis_name(t), rngs[i]->id);
                 return false;
@@ -210,11 +209,11 @@ bool opts_gpu_pick(StageCtx *sc, const UOp *root, const KernelOpt *o, bool dont_
     const char *kind = "";
     if (o->op == OPT_UNROLL) {
         for (int i = 0; i < n; i++)
-            if (axis_type_of(rngs[i]) == AXIS_GROUP_REDUCE || axis_type_of(rngs[i]) == AXIS_REDUCE) cand[nc++] = rngs[i];
+            if (range_axis_type(rngs[i]) == AXIS_GROUP_REDUCE || range_axis_type(rngs[i]) == AXIS_REDUCE) cand[nc++] = rngs[i];
         kind = " reduce";
     } else if (o->op == OPT_GROUP || o->op == OPT_GROUPTOP) {
         for (int i = 0; i < n; i++)
-            if (axis_type_of(rngs[i]) == AXIS_REDUCE) cand[nc++] = rngs[i];
+            if (range_axis_type(rngs[i]) == AXIS_REDUCE) cand[nc++] = rngs[i];
         kind = " REDUCE";
     } else {
         memcpy(cand, rngs, (size_t)n * sizeof *rngs);
@@ -225,7 +224,7 @@ bool opts_gpu_pick(StageCtx *sc, const UOp *root, const KernelOpt *o, bool dont_
         return false;
     }
     const UOp *rng = cand[o->axis];
-    AxisType t = axis_type_of(rng);
+    AxisType t = range_axis_type(rng);
     int64_t size = 0;
     bool const_size = range_size(rng, &size);
     const UOp *red = first_reduce(root);
@@ -235,7 +234,7 @@ bool opts_gpu_pick(StageCtx *sc, const UOp *root, const KernelOpt *o, bool dont_
             return false;
         }
         const UOp *alt = rngs[o->amount];
-        if (t != AXIS_GLOBAL || axis_type_of(alt) != AXIS_GLOBAL) {
+        if (t != AXIS_GLOBAL || range_axis_type(alt) != AXIS_GLOBAL) {
             stage_fail(sc, "SWAP axis %d with %d: swap is only for GLOBAL ranges", o->axis, o->amount);
             return false;
         }

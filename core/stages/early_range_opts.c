@@ -109,13 +109,6 @@ static bool list_has(const UOp *const *l, int n, const UOp *u) {
     return false;
 }
 
-static AxisType axis_of(const UOp *r) {
-    const Arg *a = r->arg;
-    if (!a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] || a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
 #define MAX_REDUCES 64
 #define MAX_RNG 64
 
@@ -176,7 +169,7 @@ static const UOp *merge_adjacent(const Match *m, void *ud) {
         for (int j = 0; j < n; j++) {
             if (is_end ? j != i + 1 : j == i) continue;
             const UOp *r0 = ended[i], *r1 = ended[j];
-            if (uop_op(r0) != OP_RANGE || uop_op(r1) != OP_RANGE || axis_of(r0) != axis_of(r1)) continue;
+            if (uop_op(r0) != OP_RANGE || uop_op(r1) != OP_RANGE || range_axis_type(r0) != range_axis_type(r1)) continue;
             /* a range an earlier merge replaced is gone: merging it again
              * would only grow the other range (and the loop count) */
             if (!closes(u, r0) || !closes(u, r1)) continue;

@@ -78,11 +78,6 @@ static bool gpudims_init(void *ctx, const UOp *root, const StageCtx *sc, char *w
 
 const StageContext gpudims_context = {.name = "Renderer", .size = sizeof(GpuDimsCtx), .init = gpudims_init};
 
-/* by tinygrad's x.arg[0:-1]: the ids in turn */
-static int cmp_id(const void *pa, const void *pb) {
-    return range_ids_cmp(*(const UOp *const *)pa, *(const UOp *const *)pb);
-}
-
 /* tinygrad's _group_dims: merges neighbours until there are at most as many
  * dims as limits and each fits; false when it cannot */
 static bool group_dims(int64_t *d, int *n, const int64_t *max, int nmax) {
@@ -250,8 +245,8 @@ static const UOp *add_gpudims(const Match *m, void *ud) {
     }
     const UOp *out = NULL;
     if (special || (!ng && !nl)) goto done;
-    qsort(glob, (size_t)ng, sizeof *glob, cmp_id);
-    qsort(loc, (size_t)nl, sizeof *loc, cmp_id);
+    qsort(glob, (size_t)ng, sizeof *glob, range_ids_qsort_cmp);
+    qsort(loc, (size_t)nl, sizeof *loc, range_ids_qsort_cmp);
     int64_t gs[MAX_DIMS], ls[MAX_DIMS];
     for (int i = 0; i < ng + nl; i++) {
         const UOp *r = i < ng ? glob[i] : loc[i - ng];

@@ -148,9 +148,7 @@ static const UOp *lanes_index(UCtx *c, const UOp *buf, const UOp *i, int w, cons
     return src[0] && off ? uop_new(c, OP_INDEX, dt, src, 2, NULL) : NULL;
 }
 
-static int cmp_range_arg(const void *pa, const void *pb) {
-    return range_ids_cmp(*(const UOp *const *)pa, *(const UOp *const *)pb);
-}
+
 
 static const UOp *bufferize_to_local(const Match *m, void *ud) {
     (void)ud;
@@ -188,7 +186,7 @@ static const UOp *bufferize_to_local(const Match *m, void *ud) {
     const UOp *esrc[1 + MAX_RANGES];
     esrc[0] = st;
     memcpy(esrc + 1, x->src + 1, (size_t)nr * sizeof *esrc);
-    qsort(esrc + 1, (size_t)nr, sizeof *esrc, cmp_range_arg);
+    qsort(esrc + 1, (size_t)nr, sizeof *esrc, range_ids_qsort_cmp);
     const UOp *end = uop_new(CTX, OP_END, DT_VOID, esrc, 1 + nr, NULL);
     const UOp *bar = end ? uop_new(CTX, OP_BARRIER, DT_VOID, &end, 1, NULL) : NULL;
     const UOp *asrc[2] = {buf, bar};

@@ -70,29 +70,9 @@ typedef struct View {
     const UOp *root;
 } View;
 
-static AxisType range_type(const UOp *r) {
-    const Arg *a = r->arg;
-    if (!a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] || a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
-/* tinygrad's order of kinds: LOOP, then THREAD/GLOBAL, LOCAL/GROUP_REDUCE, UPCAST, REDUCE, UNROLL */
-static int kind_pos(AxisType t) {
-    switch (t) {
-    case AXIS_LOOP: return -1;
-    case AXIS_THREAD: case AXIS_GLOBAL: return 0;
-    case AXIS_LOCAL: case AXIS_GROUP_REDUCE: return 2;
-    case AXIS_UPCAST: return 3;
-    case AXIS_REDUCE: return 4;
-    case AXIS_UNROLL: return 5;
-    default: return 1;
-    }
-}
-
 static int cmp_range(const void *pa, const void *pb) {
     const Range *a = pa, *b = pb;
-    int ka = kind_pos(a->type), kb = kind_pos(b->type);
+    int ka = axis_to_pos(a->type), kb = axis_to_pos(b->type);
     if (ka != kb) return ka < kb ? -1 : 1;
     return range_ids_cmp(a->r, b->r);   /* all the ids: (0, 0) before (0, 1) */
 }
@@ -124,7 +104,7 @@ static bool view_load(View *v, const UOp *root) {
             bool known = uop_const_int_value(u->src[0], &size);
             if (known && size <= 1) continue;
             if (v->n == H_MAX_RANGES) { free(all); return false; }
-            v->rng[v->n++] = (Range){u, range_type(u), known ? size : -1};
+            v->rng[v->n++] = (Range){u, range_axis_type(u), known ? size : -1};
         }
     }
     for (size_t i = n; i-- > 0;)

@@ -128,30 +128,6 @@ void range_map_free(RangeMap *m) {
     *m = (RangeMap){0};
 }
 
-AxisType range_axis_type(const UOp *r) {
-    const Arg *a = r->arg;
-    if (uop_op(r) != OP_RANGE || !a || a->kind != ARG_TUPLE || !a->n || !a->items[a->n - 1] ||
-        a->items[a->n - 1]->kind != ARG_AXIS)
-        return AXIS_COUNT;
-    return a->items[a->n - 1]->v.axis;
-}
-
-int range_ids_cmp(const UOp *a, const UOp *b) {
-    const Arg *x = a->arg, *y = b->arg;
-    uint32_t nx = x && x->kind == ARG_TUPLE ? x->n : 0, ny = y && y->kind == ARG_TUPLE ? y->n : 0;
-    uint32_t i = 0;
-    for (; i < nx && i < ny; i++) {
-        const Arg *p = x->items[i], *q = y->items[i];
-        bool pi = p && p->kind == ARG_INT, qi = q && q->kind == ARG_INT;
-        if (!pi || !qi) {
-            if (pi != qi) return pi ? 1 : -1;   /* the shorter id list (its type comes first) sorts first */
-            return 0;
-        }
-        if (p->v.i != q->v.i) return p->v.i < q->v.i ? -1 : 1;
-    }
-    return (nx > ny) - (nx < ny);
-}
-
 const UOp *range_retyped(UCtx *c, const UOp *r, const UOp *end, AxisType t) {
     const Arg *a = r->arg;
     if (!a || a->kind != ARG_TUPLE || !a->n || a->n > 16) {

@@ -1,13 +1,14 @@
 /* ranges.h - which loops each node of a kernel runs inside (tinygrad's
  * UOp.ranges / ended_ranges), the small insertion-ordered node sets the
- * late stages keep per node, and a RANGE's arg (its ids, then its axis
- * type: (0, 1, LOOP) after a split).  A RANGE is inside itself; END, STORE, REDUCE,
+ * late stages keep per node (a RANGE's arg, its ids and axis type, is read
+ * with core/ir/range_arg.h).  A RANGE is inside itself; END, STORE, REDUCE,
  * BUFFERIZE and AFTER close the ranges they end. */
 #ifndef UOPDB_STAGE_RANGES_H
 #define UOPDB_STAGE_RANGES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "../ir/range_arg.h"   /* range_axis_type, range_ids_cmp */
 #include "../ir/uop.h"
 
 /* An ordered set of nodes (insertion order, each node once). */
@@ -50,11 +51,6 @@ void range_map_free(RangeMap *m);
  * dependencies end.  Appends to out; false when out of memory. */
 bool ended_ranges(const UOp *u, NodeSet *out);
 
-/* The axis type of a RANGE (AXIS_COUNT for anything else). */
-AxisType range_axis_type(const UOp *r);
-/* tinygrad's order of RANGE args without the type (x.arg[0:-1]): the ids
- * compared in turn, a shorter prefix first.  qsort-style on two RANGEs. */
-int range_ids_cmp(const UOp *a, const UOp *b);
 /* RANGE r with the same ids, the axis type t and the end `end`; NULL with
  * uctx_error on failure. */
 const UOp *range_retyped(UCtx *c, const UOp *r, const UOp *end, AxisType t);

@@ -86,6 +86,25 @@ for _, threads in ipairs{0, 8} do
   end
 end
 
+T.test("the name with the opts heads k:stages(), ends k:opts()'s text and names the LLVM function", function()
+  local p = uop.compile(CASES.matmul512(), {select = false, kernel_opts = {GOLDEN[0].matmul512[1]}})
+  local k = p:kernel(1)
+  local want = NAMES[0].matmul512[1]
+  T.eq(want, "r_128_128_4_4_128_4")
+  T.eq(k:name(), "r_512_512_512")
+  T.contains(tostring(k:stages()), "stages of r_512_512_512 (r_128_128_4_4_128_4 with its opts)")
+  T.contains(tostring(select(2, k:opts())), "the kernel's name with them: r_128_128_4_4_128_4\n")
+  T.contains(tostring(k:llvm("before")), "define void @r_128_128_4_4_128_4(")
+  -- other opts, another name: the one kept with the old opts is forgotten
+  k:opts{{"UPCAST", 0, 4}}
+  T.eq(select(2, k:name()), "r_128_512_4_512")
+  T.contains(tostring(k:llvm("before")), "define void @r_128_512_4_512(")
+  -- no opts: the name as scheduled, and the table's head says nothing more
+  k:opts{}
+  T.eq(select(2, k:name()), "r_512_512_512")
+  T.contains(tostring(k:stages()), "stages of r_512_512_512\n")
+end)
+
 T.test("k:heuristic gives a reason line per decision", function()
   local p = uop.compile(CASES.matmul64(), {opts = "none", select = false})
   local text, opts = p:kernel(1):heuristic(8)

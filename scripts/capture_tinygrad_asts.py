@@ -145,6 +145,20 @@ def prog_grad_layernorm():
     return (x.layernorm() * data((2, 4), start=-3.0)).sum().gradient(x)[0]
 
 
+def prog_crossover():
+    """the bitonic sort's crossover: a stored tensor read through a cat of
+    flipped halves, inside another"""
+    x = (data((2, 2, 2, 2)) * 2).contiguous()
+    blue, green = x.split(1, 2)
+    y = blue.cat(green.flip((-1, -2)), dim=2)
+    blue, green = y.split(1, 1)
+    return blue.cat(green.flip((-1, -2, -3)), dim=1)
+
+
+def prog_topk():
+    return data((2, 5), start=-2.0).topk(2)[0]
+
+
 PROGRAMS = {
     "matmul": prog_matmul,
     "matmul16": prog_matmul16,
@@ -171,6 +185,8 @@ PROGRAMS = {
     "grad_matmul_left": prog_grad_matmul_left,
     "grad_conv2d": prog_grad_conv2d,
     "grad_layernorm": prog_grad_layernorm,
+    "crossover": prog_crossover,
+    "topk": prog_topk,
 }
 
 

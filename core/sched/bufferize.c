@@ -5,8 +5,11 @@
  *
  * where flat is the row-major index of the ranges and the END closes the
  * RANGEs sorted by axis id (a node with no ranges stores without an END).
- * Reads of a materialised node, INDEX(BUFFERIZE, i), become INDEX(AFTER, i),
- * so the AFTER says which store a read waits for. */
+ * Reads of a materialised node, INDEX(BUFFERIZE, i...) with one index per
+ * dim it stores, become INDEX(AFTER, flat), flat the row-major index of
+ * i... in that shape (v0.12.0's flatten_bufferize, after the symbolic pass
+ * has simplified each index on its own), so the AFTER says which store a
+ * read waits for. */
 #include <stdlib.h>
 #include "schedule_internal.h"
 
@@ -15,13 +18,34 @@ static int by_axis(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+typedef struct Flatten {
+    UCtx *c;
+    const U64Map *stored;  /* BUFFERIZE id -> the Shape it stores */
+} Flatten;
+
+/* a read INDEX(BUFFERIZE, i...) becomes INDEX(its AFTER, flat); src are
+ * u's sources with the BUFFERIZE already replaced by its AFTER */
+static const UOp *flatten_read(void *ud, const UOp *u, const UOp *const *src) {
+    const Flatten *f = ud;
+    const Shape *s = uop_op(u) == OP_INDEX ? u64map_get(f->stored, u->src[0]->id) : NULL;
+    if (!s || u->nsrc - 1 != s->ndim || s->ndim == 0) {
+        bool changed = false;
+        for (int k = 0; k < u->nsrc; k++) changed |= src[k] != u->src[k];
+        return changed ? uop_with_src(f->c, u, src, u->nsrc) : u;
+    }
+    const UOp *flat = sched_flat_index(f->c, s, src + 1);
+    const UOp *isrc[2] = {src[0], flat};
+    return flat ? uop_with_src(f->c, u, isrc, 2) : NULL;
+}
+
 bool sched_bufferize_to_store(SchedState *st) {
     UCtx *c = st->c;
     size_t nm = st->nmat ? (size_t)st->nmat : 1;
     st->buffer = calloc(nm, sizeof *st->buffer);
     st->after = calloc(nm, sizeof *st->after);
     if (!st->buffer || !st->after) return sched_fail(st, st->sink, "out of memory");
-    U64Map map = {0};
+    U64Map map = {0}, stored = {0};
+    Flatten flatten = {c, &stored};
     bool ok = true;
     for (int i = 0; ok && i < st->nmat; i++) {
         const UOp *m = st->mat[i], *bz = st->bufferize[i];
@@ -30,7 +54,7 @@ bool sched_bufferize_to_store(SchedState *st) {
         const UOp *lu = uop_new(c, OP_LUNIQUE, DT_VOID, NULL, 0, arg_int(c, i));
         const UOp *bsrc[2] = {lu, st->device};
         const UOp *buf = lu ? uop_new(c, OP_BUFFER, m->dtype, bsrc, 2, arg_int(c, numel)) : NULL;
-        const UOp *value = sched_substitute(c, bz->src[0], &map);
+        const UOp *value = sched_substitute_rebuild(c, bz->src[0], &map, flatten_read, &flatten);
         const UOp *flat = sched_flat_index(c, s, bz->src + 1);
         const UOp *isrc[2] = {buf, flat};
         const UOp *target = buf && flat ? uop_new(c, OP_INDEX, dt_ptr(m->dtype, numel, ADDR_GLOBAL), isrc, 2, NULL) : NULL;
@@ -52,9 +76,10 @@ bool sched_bufferize_to_store(SchedState *st) {
         }
         st->buffer[i] = buf;
         st->after[i] = after;
-        if (!u64map_put(&map, bz->id, after)) ok = sched_fail(st, m, "out of memory");
+        if (!u64map_put(&map, bz->id, after) || !u64map_put(&stored, bz->id, s)) ok = sched_fail(st, m, "out of memory");
         SCHED_NOTE(st, "bufferize_to_store", bz, after);
     }
     u64map_free(&map);
+    u64map_free(&stored);
     return ok;
 }

@@ -18,14 +18,16 @@
  *             gate down to every read below
  *   REDUCE_AXIS  new REDUCE ranges for the reduced dims; REDUCE(value, ranges),
  *             less the ranges the value does not use (pm_reduce_unparented)
- *   a BUFFER or another materialised node   INDEX(buffer, flat index)
+ *   a BUFFER   INDEX(buffer, flat index)
+ *   another materialised node   INDEX(its BUFFERIZE, one index per dim it
+ *             stores), flattened after the symbolic pass (bufferize.c)
  *   ALU ops   the same op on the sources' values at the same indices
  * The rest of the arithmetic is simplified once, over the whole graph, by
  * the symbolic pass at the end (symbolic_pass), as v0.12.0 does after its
  * rangeify; until then each tensor node's value carries the node's id as
  * its tag, as v0.12.0 tags them (tensor_tag).
  * The result of each materialised node is BUFFERIZE(value, ranges...) with
- * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i). */
+ * the tensor node's id as its arg; reads of it are INDEX(that BUFFERIZE, i...). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,13 +77,17 @@ static bool built(Rangeify *R, const UOp *x, const UOp *u) {
 static const UOp *iconst(Rangeify *R, int64_t v) { return uop_const_int(R->c, DT_INDEX, v); }
 
 /* INDEX(buf, idx): a BUFFER is one-dimensional and read at its index as it
- * is; a materialised node at the row-major index of idx in its shape (its
- * BUFFERIZE reshaped to one dimension, as v0.12.0 flattens it).  A read
- * under a pad is gated by the WHERE(valid, i, Invalid) its index carries. */
+ * is (flattened first if the node read has more dims); a materialised node
+ * at one index per dim of what its BUFFERIZE stores, as v0.12.0 reads it:
+ * the symbolic pass simplifies each of them, gate and all, and only then
+ * does bufferize_to_store flatten them into the buffer's row-major index.
+ * A read under a pad is gated by the WHERE(valid, i, Invalid) its index
+ * carries. */
 __attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, const UOp *buf, const UOp *const *idx) {
     UCtx *c = R->c;
     const Shape *s = sched_shape(R->st, x);
-    const UOp *flat;
+    const UOp *src[1 + SHAPE_MAX_DIMS] = {buf};
+    int nsrc = 1 + s->ndim;
     const int ps = sched_pos(R->st, x);
     const int m = uop_op(buf) == OP_BUFFERIZE && ps >= 0 ? R->st->mat_of[ps] : -1;
     if (m >= 0 && R->st->held[m] != x) {
@@ -91,16 +97,20 @@ __attribute__((noinline)) static const UOp *read_at(Rangeify *R, const UOp *x, c
         Shape held; /* x's shape with 1 on the dead axes: the SHRINK's ends */
         if (!uop_int_vector(R->st->held[m]->src[2], held.d, SHAPE_MAX_DIMS, &held.ndim) || held.ndim != s->ndim)
             return sched_fail(R->st, x, "a buffer stored without its dead axes has no shape"), NULL;
-        const UOp *eidx[SHAPE_MAX_DIMS], *sidx[SHAPE_MAX_DIMS];
+        const UOp *eidx[SHAPE_MAX_DIMS];
         for (int d = 0; d < s->ndim; d++) eidx[d] = held.d[d] == s->d[d] ? idx[d] : R->zero;
-        if (!sched_reshape_indices(c, stored, &held, eidx, sidx)) return built(R, x, NULL), NULL;
-        flat = sched_flat_index(c, stored, sidx);
+        if (!sched_reshape_indices(c, stored, &held, eidx, src + 1)) return built(R, x, NULL), NULL;
+        nsrc = 1 + stored->ndim;
+    } else if (uop_op(buf) == OP_BUFFERIZE) {
+        for (int d = 0; d < s->ndim; d++) src[1 + d] = idx[d];
     } else {
-        flat = uop_op(buf) == OP_BUFFER && s->ndim == 1 ? idx[0] : sched_flat_index(c, s, idx);
+        src[1] = s->ndim == 1 ? idx[0] : sched_flat_index(c, s, idx);
+        nsrc = 2;
+        if (!built(R, x, src[1])) return NULL;
     }
-    if (!built(R, x, flat)) return NULL;
-    const UOp *src[2] = {buf, flat};
-    const UOp *r = uop_new(c, OP_INDEX, x->dtype, src, 2, NULL);
+    /* a 0-d node is read at index 0 of its one-element buffer */
+    if (nsrc == 1) src[nsrc++] = R->zero;
+    const UOp *r = uop_new(c, OP_INDEX, x->dtype, src, nsrc, NULL);
     if (built(R, x, r)) SCHED_NOTE(R->st, "rangeify_index", x, r);
     return r;
 }

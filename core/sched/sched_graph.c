@@ -20,20 +20,27 @@ const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map) {
     return sched_substitute_stop(c, root, map, NULL);
 }
 
-static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag);
+static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag,
+                             SchedRebuild rebuild, void *ud);
 
 const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u)) {
-    return substitute(c, root, map, stop, false);
+    return substitute(c, root, map, stop, false, NULL, NULL);
+}
+
+const UOp *sched_substitute_rebuild(UCtx *c, const UOp *root, const U64Map *map, SchedRebuild rebuild, void *ud) {
+    return substitute(c, root, map, NULL, false, rebuild, ud);
 }
 
 const UOp *sched_remove_tags(UCtx *c, const UOp *root) {
     U64Map none = {0};
-    return substitute(c, root, &none, NULL, true);
+    return substitute(c, root, &none, NULL, true, NULL, NULL);
 }
 
 /* root with the nodes in map replaced (not looking inside them, nor inside
- * nodes stop() is true for), and with untag, every node's tag removed */
-static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag) {
+ * nodes stop() is true for), and with untag, every node's tag removed;
+ * rebuild, when given, makes each other node from its new sources */
+static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag,
+                             SchedRebuild rebuild, void *ud) {
     size_t n;
     Leaves leaves = {map, stop};
     const UOp **topo = uop_toposort_gated(root, is_leaf, &leaves, &n);
@@ -52,7 +59,8 @@ static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (
                 src[k] = r ? r : u->src[k];
                 changed |= src[k] != u->src[k];
             }
-            if (untag && u->tag) nu = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, NULL);
+            if (rebuild) nu = rebuild(ud, u, src);
+            else if (untag && u->tag) nu = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, NULL);
             else nu = changed ? uop_with_src(c, u, src, u->nsrc) : u;
             if (src != inline_src) free((void *)src);
             if (!nu) goto out;

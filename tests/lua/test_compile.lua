@@ -48,6 +48,46 @@ T.test("p:steps() lists the scheduler's steps, and each step's trace names its r
   T.contains(tostring(steps), "rangeify")
 end)
 
+T.test("a kernel reads another's output at one index per dim until bufferize to store flattens it, as v0.12.0 does", function()
+  -- the bitonic sort's crossover: a stored (2,2,2,2) tensor read through
+  -- a cat of flipped halves inside another
+  local vals = {}
+  for i = 1, 16 do vals[i] = i end
+  local x = (Tensor.new(vals, "float32"):reshape{2, 2, 2, 2} * 2):contiguous()
+  local blue, green = table.unpack(x:split(1, 2))
+  local y = blue:cat(green:flip(-1, -2), {dim = 2})
+  blue, green = table.unpack(y:split(1, 1))
+  local z = blue:cat(green:flip(-1, -2, -3), {dim = 1})
+  local p = uop.compile(z, {select = false})
+  local steps = p:steps()
+  -- the number of indices of each read of a kernel's output after a step
+  local function reads(root, of)
+    local n = {}
+    for _, u in ipairs(root:toposort()) do
+      if u:op() == "INDEX" and u:src()[1]:op() == of then n[#n + 1] = #u:src() - 1 end
+    end
+    return table.concat(n, " ")
+  end
+  T.eq(steps[2].name, "rangeify")
+  T.eq(reads(steps[2].after, "BUFFERIZE"), "4 4 4 4")
+  T.eq(steps[3].name, "bufferize to store")
+  T.eq(reads(steps[3].after, "BUFFERIZE"), "")
+  T.eq(reads(steps[3].after, "AFTER"), "1 1 1 1")
+  -- z[a][b][c][d] by hand: the second half along b reads y flipped on
+  -- (b, c, d); y's second half along c reads x flipped on d
+  local function xv(a, b, c, d) return 2 * (a * 8 + b * 4 + c * 2 + d + 1) end
+  local function yv(a, b, c, d) if c == 0 then return xv(a, b, 0, d) end return xv(a, b, 1, 1 - d) end
+  local want = {}
+  for a = 0, 1 do for b = 0, 1 do for c = 0, 1 do for d = 0, 1 do
+    want[#want + 1] = string.format("%g", b == 0 and yv(a, 0, c, d) or yv(a, 1, 1 - c, 1 - d))
+  end end end end
+  local outs, rep = p:run{validate = true, quiet = true}
+  T.ok(rep.ok, rep.text)
+  local got = {}
+  for _, v in ipairs(uop.buffer_values(outs[1])) do got[#got + 1] = string.format("%g", v) end
+  T.eq(table.concat(got, " "), table.concat(want, " "))
+end)
+
 T.test("the matmul runs exactly through the JIT and validates", function()
   local A, B = mat3()
   local C = A:matmul(B)

@@ -72,6 +72,14 @@ local PROGRAMS = {
     local x = data({2, 4}, 1.0)
     return (x:layernorm() * data({2, 4}, -3.0)):sum():gradient(x)[1]
   end},
+  {"crossover", function()
+    local x = (data({2, 2, 2, 2}, 1.0) * 2):contiguous()
+    local blue, green = table.unpack(x:split(1, 2))
+    local y = blue:cat(green:flip(-1, -2), {dim = 2})
+    blue, green = table.unpack(y:split(1, 1))
+    return blue:cat(green:flip(-1, -2, -3), {dim = 1})
+  end},
+  {"topk", function() return (data({2, 5}, -2.0):topk(2)) end},
 }
 
 -- the kernel ASTs of a golden file, in schedule order: blocks that each

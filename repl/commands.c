@@ -28,7 +28,8 @@ static const char help_text[] =
     "  :quit, :q          leave (Ctrl-D too)\n"
     "\n"
     "On the current kernel (the last one compiled, picked or stepped):\n"
-    "  :kernel [N]        the kernels of its program; :kernel N picks kernel N\n"
+    "  :kernel [N|NAME]   the kernels of its program; :kernel N picks kernel N, :kernel NAME\n"
+    "                     the one of that name (as scheduled, or tinygrad's with its opts)\n"
     "  :stages            the 22 stages: nodes before/after, rewrites, ms, changed\n"
     "  :step  :back       the next / previous stage      :goto N   stage N (0..22)\n"
     "  :next  :prev       the next / previous rewrite    :goto N.R after rewrite R of stage N\n"
@@ -91,12 +92,16 @@ static const CommandInfo commands[] = {
     {"quit", "q", ARGS_NONE, ":quit | :q",
      "Leaves uopdb, as Ctrl-D does (:exit too).",
      ":q", NULL},
-    {"kernel", NULL, ARGS_KERNEL, ":kernel | :kernel N",
+    {"kernel", NULL, ARGS_KERNEL, ":kernel | :kernel N | :kernel NAME",
      "Without N: the kernels of the current kernel's program, the current one\n"
-     "marked with >.  With N: kernel N of that program becomes the current kernel,\n"
-     "the one the other commands act on (uop.current():program():kernel(N):select()).",
+     "marked with >, each with tinygrad's name for it once its opts are applied\n"
+     "where that differs.  With N: kernel N of that program becomes the current\n"
+     "kernel, the one the other commands act on\n"
+     "(uop.current():program():kernel(N):select()).  With NAME: the kernel of that\n"
+     "name as scheduled, or with its opts as tinygrad's DEBUG=2 prints it.",
      ":kernel        -- > 1  Kernel r_4_4 at stage 0 ...\n"
-     ":kernel 2      -- the second kernel (e.g. of a softmax) becomes current", NULL},
+     ":kernel 2      -- the second kernel (e.g. of a softmax) becomes current\n"
+     ":kernel r_128_128_4_4_128_4  -- the kernel tinygrad names so", NULL},
     {"stages", NULL, ARGS_NONE, ":stages",
      "The 22 stages of the current kernel: nodes before and after, rewrites, time,\n"
      "whether it changed the kernel, and whether the stage is written; > marks\n"
@@ -344,7 +349,15 @@ static bool all_digits(const char *s) {
     return true;
 }
 
-/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N];
+/* a kernel name: letters, digits and '_' (r_4_4, E_3n1) */
+static bool is_kernel_name(const char *s) {
+    if (!*s) return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return false;
+    return true;
+}
+
+/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N|NAME];
  * false if name is none of them */
 static bool debug_command(lua_State *L, const char *name, const char *rest) {
     char call[768];
@@ -395,16 +408,22 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
     } else if (!strcmp(name, "continue") || !strcmp(name, "c")) {
         snprintf(call, sizeof call, "local at, why = k:continue()\nif at then return at, k:diff() else return why end");
     } else if (!strcmp(name, "kernel")) {
-        if (*rest && (!all_digits(rest) || strlen(rest) > 9)) {
-            fprintf(stderr, ":kernel takes a kernel number, e.g. :kernel 2 (:kernel lists them)\n");
+        bool number = all_digits(rest) && strlen(rest) <= 9, named = !all_digits(rest) && is_kernel_name(rest) && strlen(rest) <= 100;
+        if (*rest && !number && !named) {
+            fprintf(stderr, ":kernel takes a kernel number or name, e.g. :kernel 2 or :kernel r_4_4 (:kernel lists them)\n");
             return true;
         }
-        if (*rest) snprintf(call, sizeof call, "return k:program():kernel(%s):select()", rest);
+        if (number) snprintf(call, sizeof call, "return k:program():kernel(%s):select()", rest);
+        else if (named) snprintf(call, sizeof call, "return k:program():kernel(\"%s\"):select()", rest);
         else
             snprintf(call, sizeof call,
-                     "local lines = {}\n"
+                     "local lines, seen = {}, {}\n"
                      "for i, kk in ipairs(k:program():kernels()) do\n"
-                     "  lines[i] = string.format('%%s %%d  %%s', kk == k and '>' or ' ', i, tostring(kk))\n"
+                     "  local as, with = kk:name()\n"
+                     "  if with then seen[with] = (seen[with] or -1) + 1 end\n"
+                     "  if with and seen[with] > 0 then with = with .. 'n' .. seen[with] end\n"
+                     "  lines[i] = string.format('%%s %%d  %%s%%s', kk == k and '>' or ' ', i, tostring(kk),\n"
+                     "    with and with ~= as and '  # ' .. with .. ' with its opts' or '')\n"
                      "end\n"
                      "return table.concat(lines, '\\n')");
     } else {

@@ -14,7 +14,6 @@
 #include "lua_compile.h"
 #include "../viz/render.h"
 #include "tensor_data.h"
-#include "tensor_data.h"
 #include "../core/debug/bisect.h"
 #include "../core/sched/schedule.h"
 #include "../core/debug/pipeline.h"
@@ -397,8 +396,49 @@ static int p_outputs(lua_State *L) {
     return 1;
 }
 
+/* the kernel called name: as scheduled, else once its opts are applied
+ * (tinygrad's name).  Kernels that share a name with opts are told apart
+ * as a fresh tinygrad process tells them, in schedule order: the first
+ * has the name, the next ones the name with n1, n2... appended.  -1 with a
+ * one-line error in err. */
+static int kernel_named(LProgram *p, const char *name, char *err, size_t errlen) {
+    for (int i = 0; i < p->nk; i++)
+        if (!strcmp(pipeline_name(p->kps[i]), name)) return i;
+    /* name = base n<repeat>, or base itself with repeat 0 */
+    size_t len = strlen(name), digits = len;
+    while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') digits--;
+    bool suffixed = digits < len && digits >= 2 && name[digits - 1] == 'n' && len - digits <= 9;
+    for (int pass = 0; pass < (suffixed ? 2 : 1); pass++) {
+        size_t base = pass ? digits - 1 : len;
+        long repeat = pass ? strtol(name + digits, NULL, 10) : 0;
+        int count = 0;
+        for (int i = 0; i < p->nk; i++) {
+            char why[256];
+            const char *opt = pipeline_opt_name(p->kps[i], why, sizeof why);
+            if (!opt || strlen(opt) != base || strncmp(opt, name, base)) continue;
+            if (count++ == repeat) return i;
+        }
+        if (pass && count) {
+            snprintf(err, errlen, "%d kernel%s named %.*s with %s opts, so none is %s", count,
+                     count == 1 ? " is" : "s are", (int)base, name, count == 1 ? "its" : "their", name);
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "no kernel named '%s' in this program, as scheduled or with its opts (p:text() lists them)", name);
+    return -1;
+}
+
+/* p:kernel([i]) / p:kernel(name) -> the i-th kernel, or the one with that
+ * name as scheduled or with its opts (kernel_named) */
 static int p_kernel(lua_State *L) {
     LProgram *p = program_alive(L, 1);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        char err[512];
+        int i = kernel_named(p, lua_tostring(L, 2), err, sizeof err);
+        if (i < 0) return luaL_error(L, "%s", err);
+        push_kernel(L, 1, i);
+        return 1;
+    }
     lua_Integer i = luaL_optinteger(L, 2, 1);
     if (i < 1 || i > p->nk)
         return luaL_error(L, "no kernel %I: this program has %d (numbered from 1)", (LUAI_UACINT)i, p->nk);
@@ -549,11 +589,32 @@ static int p_steps(lua_State *L) {
     return 1;
 }
 
+/* p:text() -> the program: buffers, then each generation's kernel calls,
+ * each with tinygrad's name for it once its opts are applied where that
+ * differs (a kernel whose stages fail before the opts has none) */
+#define OPT_NAME_LEN 80
 static int p_text(lua_State *L) {
     LProgram *p = program_alive(L, 1);
+    size_t nk = (size_t)(p->nk ? p->nk : 1);
+    const char **opt_names = lua_newuserdatauv(L, nk * (sizeof *opt_names + OPT_NAME_LEN), 0);
+    char *numbered = (char *)(opt_names + nk);
+    for (int i = 0; i < p->nk; i++) {
+        char err[256];
+        const char *name = pipeline_opt_name(p->kps[i], err, sizeof err);
+        /* repeats numbered as a fresh tinygrad process numbers them */
+        int repeat = 0;
+        for (int j = 0; name && j < i; j++) {
+            const char *other = pipeline_opt_name(p->kps[j], err, sizeof err);
+            repeat += other && !strcmp(other, name);
+        }
+        char *out = numbered + (size_t)i * OPT_NAME_LEN;
+        if (name && repeat) snprintf(out, OPT_NAME_LEN, "%sn%d", name, repeat);
+        else if (name) snprintf(out, OPT_NAME_LEN, "%s", name);
+        opt_names[i] = name ? out : NULL;
+    }
     StrBuf sb;
     sb_init(&sb);
-    schedule_format(&sb, p->s);
+    schedule_format(&sb, p->s, opt_names);
     lua_pushstring(L, sb_str(&sb));
     sb_free(&sb);
     return 1;

@@ -373,7 +373,7 @@ static void program_section(StrBuf *sb, const ReportProgram *p) {
     StrBuf t;
     sb_init(&t);
     sb_puts(sb, "<section id=\"program\"><h2>Program</h2>\n");
-    schedule_format(&t, s);
+    schedule_format(&t, s, NULL);
     pre_text(sb, NULL, sb_str(&t));
     sb_puts(sb, "<h3>Buffers</h3>\n<table><tr><th>buffer</th><th>kind</th><th>dtype</th><th>elements</th>"
                 "<th>first kernel</th><th>last kernel</th></tr>\n");

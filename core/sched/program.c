@@ -127,7 +127,7 @@ bool sched_make_program(SchedState *st, Schedule *s) {
     return ok;
 }
 
-void schedule_format(StrBuf *sb, const Schedule *s) {
+void schedule_format(StrBuf *sb, const Schedule *s, const char *const *opt_names) {
     for (int b = 0; b < s->nbufs; b++) {
         const SchedBuffer *x = &s->bufs[b];
         StrBuf dt;
@@ -144,7 +144,9 @@ void schedule_format(StrBuf *sb, const Schedule *s) {
             if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].first_kernel == e) sb_printf(sb, "  alloc %s\n", s->bufs[b].name);
         sb_printf(sb, "  %s(", k->name);
         for (int r = 0; r < k->nbufs; r++) sb_printf(sb, "%s%s", r ? ", " : "", s->bufs[k->bufs[r]].name);
-        sb_puts(sb, ")\n");
+        sb_putc(sb, ')');
+        if (opt_names && opt_names[e] && strcmp(opt_names[e], k->name)) sb_printf(sb, "  # %s with its opts", opt_names[e]);
+        sb_putc(sb, '\n');
         for (int b = 0; b < s->nbufs; b++)
             if (s->bufs[b].kind == SBUF_TMP && s->bufs[b].last_kernel == e) sb_printf(sb, "  free %s\n", s->bufs[b].name);
     }

@@ -96,7 +96,10 @@ Schedule *schedule_from_kernel(UCtx *c, const UOp *ast, const char *name, char *
  *   input0  float32[9]   input1 float32[9]   output0 float32[9]
  *   generation 0
  *     r_3_3_3(output0, input0, input1)
+ * opt_names, when given, holds each kernel's name once its opts are applied
+ * (or NULL); a name that differs from the one as scheduled follows the call:
+ *     r_512_512_512(output0, input0, input1)  # r_128_128_4_4_128_4 with its opts
  */
-void schedule_format(StrBuf *sb, const Schedule *s);
+void schedule_format(StrBuf *sb, const Schedule *s, const char *const *opt_names);
 
 #endif

@@ -22,8 +22,8 @@ local KNOWN = {}
 
 -- golden[threads][case][kernel] = {{op, axis, amount}, ...}; names[threads][case][kernel]
 -- = the kernel's name with those opts, without the n1, n2, ... tinygrad appends to a name
--- the process gave before
-local NAMES = {}
+-- the process gave before; RAW_NAMES the same with them, as tinygrad printed them
+local NAMES, RAW_NAMES = {}, {}
 local function read_golden()
   local golden = {}
   local f = assert(io.open("tests/golden/tinygrad_opts.txt"))
@@ -35,6 +35,9 @@ local function read_golden()
       NAMES[n] = NAMES[n] or {}
       NAMES[n][name] = NAMES[n][name] or {}
       NAMES[n][name][tonumber(ki) + 1] = kname:gsub("n%d+$", "")
+      RAW_NAMES[name] = RAW_NAMES[name] or {}
+      RAW_NAMES[name][n] = RAW_NAMES[name][n] or {}
+      RAW_NAMES[name][n][tonumber(ki) + 1] = kname
       local opts = {}
       if text ~= "-" then
         for op, axis, amount in text:gmatch("(%u+):(%d+):(%d+)") do
@@ -103,6 +106,27 @@ T.test("the name with the opts heads k:stages(), ends k:opts()'s text and names 
   k:opts{}
   T.eq(select(2, k:name()), "r_512_512_512")
   T.contains(tostring(k:stages()), "stages of r_512_512_512\n")
+end)
+
+T.test("p:kernel(name) finds a kernel by its name as scheduled or as tinygrad names it with its opts, and p:text() shows both", function()
+  -- softmax: tinygrad names its two reductions r_64_1024_4 and r_64_1024_4n1
+  local p = uop.compile(CASES.softmax(), {select = false, kernel_opts = GOLDEN[0].softmax})
+  T.eq(table.concat(RAW_NAMES.softmax[0], " "), "r_64_1024_4 r_64_1024_4n1 E_64_1024_4")
+  for i, name in ipairs(RAW_NAMES.softmax[0]) do
+    T.eq(p:kernel(name), p:kernel(i), name)
+    T.eq(p:kernel((p:kernel(i):name())), p:kernel(i), "kernel " .. i .. " by its name as scheduled")
+  end
+  T.raises("2 kernels are named r_64_1024_4 with their opts, so none is r_64_1024_4n2",
+           function() p:kernel("r_64_1024_4n2") end)
+  T.raises("no kernel named 'r_8_8' in this program", function() p:kernel("r_8_8") end)
+  local text = p:text()
+  T.contains(text, "(tmp0, input0)  # r_64_1024_4 with its opts\n")
+  T.contains(text, "(tmp1, input0, tmp0)  # r_64_1024_4n1 with its opts\n")
+  T.contains(text, "  # E_64_1024_4 with its opts\n")
+  -- a kernel whose opts leave its name as scheduled says nothing more (the
+  -- second reduction is r_64_4096n1 both ways)
+  local q = uop.compile(CASES.softmax(), {select = false, opts = "none"})
+  T.ok(not q:text():find("with its opts", 1, true), q:text())
 end)
 
 T.test("k:heuristic gives a reason line per decision", function()

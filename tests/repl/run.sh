@@ -431,14 +431,20 @@ expect_has ":help :bisect" "the first wrong stage" "$out"
 expect_has ":help of no command" "no command ':nosuch'" "$err"
 run $':help\n'
 expect_has ":help names :help CMD" ":help CMD explains one" "$out"
-expect_has ":help lists :kernel" ":kernel [N]" "$out"
+expect_has ":help lists :kernel" ":kernel [N|NAME]" "$out"
 expect_has ":help lists :trace" ":trace" "$out"
-run $'x = Tensor.new({{1, 2, 3}, {4, 5, 6}}, "float32")\np = uop.compile(x:softmax(1))\n:kernel 2\nuop.current():name() == p:kernel(2):name()\n:kernel\n:kernel 9\n:kernel two\n'
+run $'x = Tensor.new({{1, 2, 3}, {4, 5, 6}}, "float32")\np = uop.compile(x:softmax(1))\n:kernel 2\nuop.current():name() == p:kernel(2):name()\n:kernel\n:kernel 9\n:kernel two-3\n:kernel two\n'
 expect_has ":kernel 2 picks the second kernel" "Kernel r_2_3n1 at stage 0" "$out"
 expect_has ":kernel 2: it is current" $'\ntrue\n' "$out"
 expect_has ":kernel lists the kernels, the current marked" "> 2  Kernel r_2_3n1" "$out"
 expect_has ":kernel past the last" "no kernel 9: this program has" "$err"
-expect_has ":kernel with a bad argument" ":kernel takes a kernel number" "$err"
+expect_has ":kernel with a bad argument" ":kernel takes a kernel number or name" "$err"
+expect_has ":kernel with no such name" "no kernel named 'two' in this program" "$err"
+# by name: as scheduled, and as tinygrad names it with its opts (its n1 for a repeat)
+run $'x = Tensor.rand(64, 512)\np = uop.compile(x:softmax(1))\n:kernel\n:kernel r_64_128_4n1\n:kernel E_64_512\nuop.current() == p:kernel(3)\n'
+expect_has ":kernel lists each kernel's name with its opts" "  2  Kernel r_64_512n1 at stage 0 (as scheduled)  # r_64_128_4n1 with its opts" "$out"
+expect_has ":kernel NAME with opts picks that kernel" $'\nKernel r_64_512n1 at stage 0 (as scheduled)\n' "$out"
+expect_has ":kernel NAME as scheduled picks that kernel" $'\nKernel E_64_512 at stage 0 (as scheduled)\ntrue' "$out"
 
 # every command is in :help's list and has its own :help
 run $':complete :\n'

@@ -124,7 +124,7 @@ static Schedule *check_against_reference(const UOp *sink, int want_kernels) {
     if (want_kernels >= 0 && s->nkernels != want_kernels) {
         StrBuf sb;
         sb_init(&sb);
-        schedule_format(&sb, s);
+        schedule_format(&sb, s, NULL);
         fail_msg("%d kernels, want %d:\n%s", s->nkernels, want_kernels, sb_str(&sb));
     }
     Run r;
@@ -383,7 +383,7 @@ static void test_softmax_three_kernels(void **st) {
     assert_int_equal(s->bufs[0].last_kernel, 2);
     StrBuf sb;
     sb_init(&sb);
-    schedule_format(&sb, s);
+    schedule_format(&sb, s, NULL);
     assert_string_equal(sb_str(&sb),
                         "input0 float32[12]  tmp0 float32[3]  tmp1 float32[3]  output0 float32[12]\n"
                         "generation 0\n"
@@ -396,6 +396,14 @@ static void test_softmax_three_kernels(void **st) {
                         "  E_3_4(output0, input0, tmp0, tmp1)\n"
                         "  free tmp0\n"
                         "  free tmp1\n");
+    /* the names with opts follow the calls where they differ */
+    const char *opt_names[3] = {"r_3_4", "r_3_4n1_x", NULL};
+    sb_free(&sb);
+    sb_init(&sb);
+    schedule_format(&sb, s, opt_names);
+    assert_non_null(strstr(sb_str(&sb), "  r_3_4(tmp0, input0)\n"));
+    assert_non_null(strstr(sb_str(&sb), "  r_3_4n1(tmp1, input0, tmp0)  # r_3_4n1_x with its opts\n"));
+    assert_non_null(strstr(sb_str(&sb), "  E_3_4(output0, input0, tmp0, tmp1)\n"));
     sb_free(&sb);
     schedule_free(s);
 }
@@ -464,7 +472,7 @@ static void test_format_matmul(void **st) {
     if (!s) fail_msg("%s", err);
     StrBuf sb;
     sb_init(&sb);
-    schedule_format(&sb, s);
+    schedule_format(&sb, s, NULL);
     assert_string_equal(sb_str(&sb),
                         "input0 float32[9]  input1 float32[9]  output0 float32[9]\n"
                         "generation 0\n"

@@ -330,40 +330,34 @@ static LLVMValueRef render_unary(Render *r, const UOp *u, const char *nm) {
     return call_intrinsic(r, in, LLVMTypeOf(a), &a, 1, nm);
 }
 
-/* llvm.NAME.sat(a) to type tt: a saturating conversion, defined for every a */
-static LLVMValueRef sat_convert(Render *r, const char *name, LLVMValueRef a, LLVMTypeRef tt) {
-    LLVMTypeRef over[2] = {tt, LLVMTypeOf(a)};
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, over, 2);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(r->ctx, id, over, 2);
-    return LLVMBuildCall2(r->b, fty, fn, &a, 1, "");
-}
-
 /* A float to an integer dtype as x86-64 converts it (dt_float_to_int): the
  * value x86 gives where LLVM's plain fptosi/fptoui, which tinygrad emits,
- * would be poison.  Built from the saturating conversions, which are
- * defined everywhere, and a select of the out-of-range answer:
- *   int8/16/32, uint8/16: through int32; NaN or from 2^31: 0x80000000
- *   (the saturating form already gives it below -2^31); then truncated
- *   int64, index: NaN or from 2^63: INT64_MIN
+ * would be poison.  The conversion is LLVM's plain one on a value made to
+ * lie in range first (0 where it does not), so it is defined for every
+ * value and stays one vector instruction (the saturating intrinsics are
+ * split into scalar code on x86), then a select of the out-of-range answer:
+ *   int8/16/32, uint8/16: through int32; NaN, below -2^31 or from 2^31:
+ *   0x80000000, then truncated
+ *   int64, index: NaN, below -2^63 or from 2^63: INT64_MIN
  *   uint32/64: NaN, -1 and below, or from 2^32 / 2^64: all ones */
 static LLVMValueRef render_float_to_int(Render *r, LLVMValueRef a, const DType *to, const char *nm) {
     LLVMTypeRef at = LLVMTypeOf(a), tt = value_type(r, to);
     bool is_vec = LLVMGetTypeKind(at) == LLVMVectorTypeKind;
     unsigned lanes = is_vec ? LLVMGetVectorSize(at) : 1;
     int bits = to->sk == SK_INDEX ? 64 : dt_bitsize(to);
-    if (dt_is_unsigned(to) && bits >= 32) {
-        LLVMValueRef above = LLVMBuildFCmp(r->b, LLVMRealOGT, a, const_real_of(at, -1.0), "");
-        LLVMValueRef below = LLVMBuildFCmp(r->b, LLVMRealOLT, a, const_real_of(at, ldexp(1.0, bits)), "");
-        LLVMValueRef ok = LLVMBuildAnd(r->b, above, below, "");
-        return LLVMBuildSelect(r->b, ok, sat_convert(r, "llvm.fptoui.sat", a, tt), const_int_of(tt, -1), nm);
-    }
-    int via = bits >= 64 ? 64 : 32;
+    bool is_unsigned = dt_is_unsigned(to) && bits >= 32;
+    int via = is_unsigned || bits >= 64 ? bits : 32;
     LLVMTypeRef it = LLVMIntTypeInContext(r->ctx, (unsigned)via);
     if (is_vec) it = LLVMVectorType(it, lanes);
-    LLVMValueRef ok = LLVMBuildFCmp(r->b, LLVMRealOLT, a, const_real_of(at, ldexp(1.0, via - 1)), "");
-    long long indefinite = via == 64 ? INT64_MIN : INT32_MIN;
-    LLVMValueRef v = LLVMBuildSelect(r->b, ok, sat_convert(r, "llvm.fptosi.sat", a, it), const_int_of(it, indefinite), via == bits ? nm : "");
+    /* the range the conversion is defined on, false for NaN */
+    double lo = is_unsigned ? -1.0 : -ldexp(1.0, via - 1), hi = ldexp(1.0, is_unsigned ? via : via - 1);
+    LLVMValueRef above = LLVMBuildFCmp(r->b, is_unsigned ? LLVMRealOGT : LLVMRealOGE, a, const_real_of(at, lo), "");
+    LLVMValueRef below = LLVMBuildFCmp(r->b, LLVMRealOLT, a, const_real_of(at, hi), "");
+    LLVMValueRef ok = LLVMBuildAnd(r->b, above, below, "");
+    LLVMValueRef in_range = LLVMBuildSelect(r->b, ok, a, LLVMConstNull(at), "");
+    LLVMValueRef conv = is_unsigned ? LLVMBuildFPToUI(r->b, in_range, it, "") : LLVMBuildFPToSI(r->b, in_range, it, "");
+    long long out_of_range = is_unsigned ? -1 : via == 64 ? INT64_MIN : INT32_MIN;
+    LLVMValueRef v = LLVMBuildSelect(r->b, ok, conv, const_int_of(it, out_of_range), via == bits ? nm : "");
     return via == bits ? v : LLVMBuildTrunc(r->b, v, tt, nm);
 }
 

@@ -387,6 +387,31 @@ T.test("float to int converts as tinygrad's x86-64 kernels do: JIT, reference, i
   T.eq(uop.simplify(uop.const(d.float32, -1.0):cast(d.uint32)):arg(), 4294967295)
 end)
 
+T.test("float to int in 4 lanes at once: one vector conversion, the same values", function()
+  -- the values above and three more, so that UPCAST 4 covers them
+  local vals = {nan, 1 / 0, -1 / 0, 3e9, -3e9, 2.7, -2.7, 1e20, 150.0, -150.0, -1.5, 255.9, -0.5, -2147483648.0, 2147483520.0,
+                -2147483904.0}
+  local imin = -2147483648
+  local want = {
+    int32 = {imin, imin, imin, imin, imin, 2, -2, imin, 150, -150, -1, 255, 0, imin, 2147483520, imin},
+    uint32 = {4294967295, 4294967295, 4294967295, 3000000000, 4294967295, 2, 4294967295, 4294967295, 150, 4294967295,
+              4294967295, 255, 0, 4294967295, 2147483520, 4294967295},
+    int64 = {math.mininteger, math.mininteger, math.mininteger, 3000000000, -3000000000, 2, -2, math.mininteger, 150, -150,
+             -1, 255, 0, imin, 2147483520, -2147483904},
+  }
+  for _, name in ipairs{"int32", "uint32", "int64"} do
+    local t = Tensor(vals, "float32"):cast(name)
+    local p = uop.compile(t, {select = false, kernel_opts = {[1] = {{"UPCAST", 0, 4}}}})
+    local ir = tostring(p:kernel(1):llvm("after"))
+    T.contains(ir, name == "uint32" and "fptoui <4 x float>" or "fptosi <4 x float>")
+    T.ok(not ir:find(".sat.", 1, true), name .. ": no saturating intrinsic, which x86 splits into scalar code")
+    local outs, rep = p:run{validate = true, quiet = true}
+    T.ok(rep.ok, name .. ": " .. rep.text)
+    same(N.output_values(t, p, outs), want[name], "float32 -> " .. name .. " (JIT, 4 lanes)")
+    same(uop.reference(t), want[name], "float32 -> " .. name .. " (reference)")
+  end
+end)
+
 T.test("shift amounts are taken modulo the bit width: JIT, reference and interpreters agree", function()
   local a = Tensor({1, 1, 1, -8, 5, 1}, "int32")
   local s = Tensor({0, 31, 32, 33, 40, -1}, "int32")

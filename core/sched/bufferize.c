@@ -28,7 +28,12 @@ typedef struct Flatten {
 static const UOp *flatten_read(void *ud, const UOp *u, const UOp *const *src) {
     const Flatten *f = ud;
     const Shape *s = uop_op(u) == OP_INDEX ? u64map_get(f->stored, u->src[0]->id) : NULL;
-    if (!s || u->nsrc - 1 != s->ndim || s->ndim == 0) {
+    if (s && s->ndim > 0 && u->nsrc - 1 != s->ndim) {
+        uctx_set_error(f->c, "a read of a stored node has %d indices for its %d dims", u->nsrc - 1, s->ndim);
+        return NULL;
+    }
+    /* not a read, or a read of a 0-d node at its index 0 */
+    if (!s || s->ndim == 0) {
         bool changed = false;
         for (int k = 0; k < u->nsrc; k++) changed |= src[k] != u->src[k];
         return changed ? uop_with_src(f->c, u, src, u->nsrc) : u;

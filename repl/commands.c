@@ -417,13 +417,11 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
         else if (named) snprintf(call, sizeof call, "return k:program():kernel(\"%s\"):select()", rest);
         else
             snprintf(call, sizeof call,
-                     "local lines, seen = {}, {}\n"
+                     "local lines, names = {}, k:program():names()\n"
                      "for i, kk in ipairs(k:program():kernels()) do\n"
-                     "  local as, with = kk:name()\n"
-                     "  if with then seen[with] = (seen[with] or -1) + 1 end\n"
-                     "  if with and seen[with] > 0 then with = with .. 'n' .. seen[with] end\n"
+                     "  local with = names[i].with_opts\n"
                      "  lines[i] = string.format('%%s %%d  %%s%%s', kk == k and '>' or ' ', i, tostring(kk),\n"
-                     "    with and with ~= as and '  # ' .. with .. ' with its opts' or '')\n"
+                     "    with and with ~= names[i].scheduled and '  # ' .. with .. ' with its opts' or '')\n"
                      "end\n"
                      "return table.concat(lines, '\\n')");
     } else {

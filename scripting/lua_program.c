@@ -396,36 +396,77 @@ static int p_outputs(lua_State *L) {
     return 1;
 }
 
-/* the kernel called name: as scheduled, else once its opts are applied
- * (tinygrad's name).  Kernels that share a name with opts are told apart
- * as a fresh tinygrad process tells them, in schedule order: the first
- * has the name, the next ones the name with n1, n2... appended.  -1 with a
- * one-line error in err. */
-static int kernel_named(LProgram *p, const char *name, char *err, size_t errlen) {
+#define OPT_NAME_LEN 80
+
+/* Each kernel's name once its opts are applied, numbered as a fresh
+ * tinygrad process numbers the names it gives again: the first kernel of a
+ * name has it, the next ones have n1, n2... appended, in schedule order
+ * (NULL for a kernel whose stages up to 7 fail).  The array and the names
+ * live in a userdata left on the stack. */
+static const char **opt_names_numbered(lua_State *L, LProgram *p) {
+    size_t nk = (size_t)(p->nk ? p->nk : 1);
+    const char **names = lua_newuserdatauv(L, nk * (sizeof *names + OPT_NAME_LEN), 0);
+    char *text = (char *)(names + nk);
+    for (int i = 0; i < p->nk; i++) {
+        char err[256];
+        const char *name = pipeline_opt_name(p->kps[i], err, sizeof err);
+        int repeat = 0;
+        for (int j = 0; name && j < i; j++) {
+            const char *other = pipeline_opt_name(p->kps[j], err, sizeof err);
+            repeat += other && !strcmp(other, name);
+        }
+        char *out = text + (size_t)i * OPT_NAME_LEN;
+        if (name && repeat) snprintf(out, OPT_NAME_LEN, "%sn%d", name, repeat);
+        else if (name) snprintf(out, OPT_NAME_LEN, "%s", name);
+        names[i] = name ? out : NULL;
+    }
+    return names;
+}
+
+/* the kernel called name: as scheduled, else with its opts, numbered as
+ * opt_names_numbered numbers them; -1 with a one-line error in err */
+static int kernel_named(lua_State *L, LProgram *p, const char *name, char *err, size_t errlen) {
     for (int i = 0; i < p->nk; i++)
         if (!strcmp(pipeline_name(p->kps[i]), name)) return i;
-    /* name = base n<repeat>, or base itself with repeat 0 */
+    const char **numbered = opt_names_numbered(L, p);
+    for (int i = 0; i < p->nk; i++)
+        if (numbered[i] && !strcmp(numbered[i], name)) return i;
+    /* base n<repeat> past the last repeat of base: say how many there are */
     size_t len = strlen(name), digits = len;
     while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') digits--;
-    bool suffixed = digits < len && digits >= 2 && name[digits - 1] == 'n' && len - digits <= 9;
-    for (int pass = 0; pass < (suffixed ? 2 : 1); pass++) {
-        size_t base = pass ? digits - 1 : len;
-        long repeat = pass ? strtol(name + digits, NULL, 10) : 0;
-        int count = 0;
+    int count = 0;
+    if (digits < len && digits >= 2 && name[digits - 1] == 'n')
         for (int i = 0; i < p->nk; i++) {
-            char why[256];
-            const char *opt = pipeline_opt_name(p->kps[i], why, sizeof why);
-            if (!opt || strlen(opt) != base || strncmp(opt, name, base)) continue;
-            if (count++ == repeat) return i;
+            const char *plain = pipeline_opt_name(p->kps[i], err, errlen);
+            count += plain && strlen(plain) == digits - 1 && !strncmp(plain, name, digits - 1);
         }
-        if (pass && count) {
-            snprintf(err, errlen, "%d kernel%s named %.*s with %s opts, so none is %s", count,
-                     count == 1 ? " is" : "s are", (int)base, name, count == 1 ? "its" : "their", name);
-            return -1;
-        }
-    }
-    snprintf(err, errlen, "no kernel named '%s' in this program, as scheduled or with its opts (p:text() lists them)", name);
+    if (count)
+        snprintf(err, errlen, "%d kernel%s named %.*s with %s opts, so none is %s", count, count == 1 ? " is" : "s are",
+                 (int)(digits - 1), name, count == 1 ? "its" : "their", name);
+    else
+        snprintf(err, errlen, "no kernel named '%s' in this program, as scheduled or with its opts (p:text() lists them)",
+                 name);
     return -1;
+}
+
+/* p:names() -> for each kernel {scheduled = its name as scheduled,
+ * with_opts = tinygrad's name for it with its opts, numbered as a fresh
+ * tinygrad process numbers repeats (nil when a stage up to 7 fails)} */
+static int p_names(lua_State *L) {
+    LProgram *p = program_alive(L, 1);
+    const char **numbered = opt_names_numbered(L, p);
+    lua_createtable(L, p->nk, 0);
+    for (int i = 0; i < p->nk; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, pipeline_name(p->kps[i]));
+        lua_setfield(L, -2, "scheduled");
+        if (numbered[i]) {
+            lua_pushstring(L, numbered[i]);
+            lua_setfield(L, -2, "with_opts");
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
 }
 
 /* p:kernel([i]) / p:kernel(name) -> the i-th kernel, or the one with that
@@ -434,7 +475,7 @@ static int p_kernel(lua_State *L) {
     LProgram *p = program_alive(L, 1);
     if (lua_type(L, 2) == LUA_TSTRING) {
         char err[512];
-        int i = kernel_named(p, lua_tostring(L, 2), err, sizeof err);
+        int i = kernel_named(L, p, lua_tostring(L, 2), err, sizeof err);
         if (i < 0) return luaL_error(L, "%s", err);
         push_kernel(L, 1, i);
         return 1;
@@ -592,26 +633,9 @@ static int p_steps(lua_State *L) {
 /* p:text() -> the program: buffers, then each generation's kernel calls,
  * each with tinygrad's name for it once its opts are applied where that
  * differs (a kernel whose stages fail before the opts has none) */
-#define OPT_NAME_LEN 80
 static int p_text(lua_State *L) {
     LProgram *p = program_alive(L, 1);
-    size_t nk = (size_t)(p->nk ? p->nk : 1);
-    const char **opt_names = lua_newuserdatauv(L, nk * (sizeof *opt_names + OPT_NAME_LEN), 0);
-    char *numbered = (char *)(opt_names + nk);
-    for (int i = 0; i < p->nk; i++) {
-        char err[256];
-        const char *name = pipeline_opt_name(p->kps[i], err, sizeof err);
-        /* repeats numbered as a fresh tinygrad process numbers them */
-        int repeat = 0;
-        for (int j = 0; name && j < i; j++) {
-            const char *other = pipeline_opt_name(p->kps[j], err, sizeof err);
-            repeat += other && !strcmp(other, name);
-        }
-        char *out = numbered + (size_t)i * OPT_NAME_LEN;
-        if (name && repeat) snprintf(out, OPT_NAME_LEN, "%sn%d", name, repeat);
-        else if (name) snprintf(out, OPT_NAME_LEN, "%s", name);
-        opt_names[i] = name ? out : NULL;
-    }
+    const char *const *opt_names = opt_names_numbered(L, p);
     StrBuf sb;
     sb_init(&sb);
     schedule_format(&sb, p->s, opt_names);
@@ -775,7 +799,7 @@ static int l_current(lua_State *L) {
 }
 
 static const luaL_Reg program_methods[] = {
-    {"kernels", p_kernels}, {"kernel", p_kernel}, {"steps", p_steps}, {"print", p_print},
+    {"kernels", p_kernels}, {"kernel", p_kernel}, {"names", p_names}, {"steps", p_steps}, {"print", p_print},
     {"text", p_text},       {"run", p_run},       {"time", p_time},     {"outputs", p_outputs},
     {NULL, NULL}};
 

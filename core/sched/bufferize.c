@@ -32,12 +32,8 @@ static const UOp *flatten_read(void *ud, const UOp *u, const UOp *const *src) {
         uctx_set_error(f->c, "a read of a stored node has %d indices for its %d dims", u->nsrc - 1, s->ndim);
         return NULL;
     }
-    /* not a read, or a read of a 0-d node at its index 0 */
-    if (!s || s->ndim == 0) {
-        bool changed = false;
-        for (int k = 0; k < u->nsrc; k++) changed |= src[k] != u->src[k];
-        return changed ? uop_with_src(f->c, u, src, u->nsrc) : u;
-    }
+    /* not a read, or a read of a 0-d node at its index 0: rebuilt as usual */
+    if (!s || s->ndim == 0) return u;
     const UOp *flat = sched_flat_index(f->c, s, src + 1);
     const UOp *isrc[2] = {src[0], flat};
     return flat ? uop_with_src(f->c, u, isrc, 2) : NULL;

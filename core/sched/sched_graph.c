@@ -38,7 +38,7 @@ const UOp *sched_remove_tags(UCtx *c, const UOp *root) {
 
 /* root with the nodes in map replaced (not looking inside them, nor inside
  * nodes stop() is true for), and with untag, every node's tag removed;
- * rebuild, when given, makes each other node from its new sources */
+ * rebuild, when given, may make a node from its new sources instead */
 static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u), bool untag,
                              SchedRebuild rebuild, void *ud) {
     size_t n;
@@ -59,9 +59,9 @@ static const UOp *substitute(UCtx *c, const UOp *root, const U64Map *map, bool (
                 src[k] = r ? r : u->src[k];
                 changed |= src[k] != u->src[k];
             }
-            if (rebuild) nu = rebuild(ud, u, src);
-            else if (untag && u->tag) nu = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, NULL);
-            else nu = changed ? uop_with_src(c, u, src, u->nsrc) : u;
+            nu = rebuild ? rebuild(ud, u, src) : u; /* the hook's node, or u to rebuild as usual */
+            if (nu == u && untag && u->tag) nu = uop_intern(c, uop_op(u), u->dtype, src, u->nsrc, u->arg, NULL);
+            else if (nu == u && changed) nu = uop_with_src(c, u, src, u->nsrc);
             if (src != inline_src) free((void *)src);
             if (!nu) goto out;
         }

@@ -11,9 +11,10 @@ const UOp *sched_substitute(UCtx *c, const UOp *root, const U64Map *map);
 /* the same, not looking inside nodes for which stop(u) is true either */
 const UOp *sched_substitute_stop(UCtx *c, const UOp *root, const U64Map *map, bool (*stop)(const UOp *u));
 /* the node that replaces u, made from u's new sources src (u->nsrc of
- * them); NULL with uctx_error on failure */
+ * them); u itself to have u rebuilt from them as usual; NULL with
+ * uctx_error on failure */
 typedef const UOp *(*SchedRebuild)(void *ud, const UOp *u, const UOp *const *src);
-/* root with the nodes in map replaced and every other node made by rebuild */
+/* root with the nodes in map replaced and the others made by rebuild */
 const UOp *sched_substitute_rebuild(UCtx *c, const UOp *root, const U64Map *map, SchedRebuild rebuild, void *ud);
 /* root with every node's tag removed (v0.12.0's remove-all-tags): nodes
  * that differed only in their tags become one */

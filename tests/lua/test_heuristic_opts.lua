@@ -108,13 +108,20 @@ T.test("the name with the opts heads k:stages(), ends k:opts()'s text and names 
   T.contains(tostring(k:stages()), "stages of r_512_512_512\n")
 end)
 
-T.test("p:kernel(name) finds a kernel by its name as scheduled or as tinygrad names it with its opts, and p:text() shows both", function()
+T.test("p:kernel(name) finds a kernel by its name as scheduled or as tinygrad names it with its opts; p:names() and p:text() show both", function()
   -- softmax: tinygrad names its two reductions r_64_1024_4 and r_64_1024_4n1
   local p = uop.compile(CASES.softmax(), {select = false, kernel_opts = GOLDEN[0].softmax})
   T.eq(table.concat(RAW_NAMES.softmax[0], " "), "r_64_1024_4 r_64_1024_4n1 E_64_1024_4")
   for i, name in ipairs(RAW_NAMES.softmax[0]) do
     T.eq(p:kernel(name), p:kernel(i), name)
     T.eq(p:kernel((p:kernel(i):name())), p:kernel(i), "kernel " .. i .. " by its name as scheduled")
+  end
+  -- p:names(): both names of each kernel, numbered as tinygrad printed them
+  local names = p:names()
+  T.eq(#names, 3)
+  for i, n in ipairs(names) do
+    T.eq(n.with_opts, RAW_NAMES.softmax[0][i], "kernel " .. i .. "'s name with its opts")
+    T.eq(n.scheduled, (p:kernel(i):name()), "kernel " .. i .. "'s name as scheduled")
   end
   T.raises("2 kernels are named r_64_1024_4 with their opts, so none is r_64_1024_4n2",
            function() p:kernel("r_64_1024_4n2") end)

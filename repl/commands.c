@@ -42,6 +42,7 @@ static const char help_text[] =
     "  :run               run the kernel's program, validated against the reference\n"
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
+    "  :origin ID         where node ID came from: the rewrites that made it, back to stage 0\n"
     "  :verify [N|all]    check point N (or every point) against tinygrad's spec of its form\n"
     "  :report FILE       the whole program as one HTML page (stages, diffs, rules, graphs)\n"
     "  :beam N            search its opts by timing candidates (beam width N), keep the best\n"
@@ -224,6 +225,17 @@ static const CommandInfo commands[] = {
      ":goto 15.6     -- stand right after the culprit\n"
      ":diff          -- exactly what it changed",
      "return (select(3, k:bisect()))"},
+    {"origin", NULL, ARGS_NODE, ":origin ID",
+     "Where node ID of the graph at the current point came from, latest first:\n"
+     "the rewrite after which it is first in the graph (found by bisecting the\n"
+     "stage's rewrites), whether that rule made it, made it inside its result,\n"
+     "or rebuilt it because a rewrite below it changed a source, then the same\n"
+     "for the node it came from, back to the kernel as scheduled or to a stage\n"
+     "that is not a rewrite (apply opts).  From Lua: k:origin(node [, {steps = N}]).",
+     ":origin 331\n"
+     ":origin %331   -- the same\n"
+     ":goto 15.8     -- stand right after the rewrite that made it",
+     NULL},
     {"beam", NULL, ARGS_NUMBER, ":beam N",
      "Searches the current kernel's opts with a beam of width N (tinygrad's BEAM=N):\n"
      "each candidate is compiled and timed through the JIT, the fastest are kept\n"
@@ -357,7 +369,7 @@ static bool is_kernel_name(const char *s) {
     return true;
 }
 
-/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N|NAME];
+/* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N|NAME], :origin ID;
  * false if name is none of them */
 static bool debug_command(lua_State *L, const char *name, const char *rest) {
     char call[768];
@@ -397,6 +409,13 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
         if (!strcmp(kind, "node"))
             snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{node = %s}", arg[0] == '%' ? arg + 1 : arg);
         else snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{%s = \"%s\"}", kind, arg);
+    } else if (!strcmp(name, "origin")) {
+        const char *id = rest[0] == '%' ? rest + 1 : rest;
+        if (!*id || !all_digits(id) || strlen(id) > 10) {
+            fprintf(stderr, ":origin takes a node id, e.g. :origin 331 or :origin %%331 (:print shows the ids)\n");
+            return true;
+        }
+        snprintf(call, sizeof call, "return k:origin(%s)", id);
     } else if (!strcmp(name, "breaks")) {
         snprintf(call, sizeof call, "return k:breakpoints()");
     } else if (!strcmp(name, "delete")) {

@@ -19,6 +19,7 @@ typedef enum CommandArgs {
     ARGS_KERNEL,  /* a kernel number of the current program */
     ARGS_TEXT,    /* anything */
     ARGS_NUMBER,  /* one integer that is not a stage (a beam width) */
+    ARGS_NODE,    /* one node id, 331 or %331 */
 } CommandArgs;
 
 typedef struct CommandInfo {

@@ -989,9 +989,7 @@ static int k_check(lua_State *L) {
     return 1;
 }
 
-/* a node for a verdict: "%12 = ADD int32 (...)": its listing line, with its
- * expression rendered when that is short */
-static void push_rendered(lua_State *L, const UOp *u) {
+void push_node_line(lua_State *L, const UOp *u) {
     StrBuf sb;
     sb_init(&sb);
     uop_listing_line(&sb, u, NULL);
@@ -1018,9 +1016,9 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
     lua_setfield(L, -2, "index");
     lua_pushinteger(L, (lua_Integer)c->of);
     lua_setfield(L, -2, "of");
-    push_rendered(L, c->before);
+    push_node_line(L, c->before);
     lua_setfield(L, -2, "before");
-    push_rendered(L, c->after);
+    push_node_line(L, c->after);
     lua_setfield(L, -2, "after");
     luop_push(L, c->before);
     lua_setfield(L, -2, "before_node");
@@ -1166,7 +1164,7 @@ const luaL_Reg luop_kernel_methods[] = {
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic}, {"beam", luop_kernel_beam},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {NULL, NULL}};
+    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {"origin", luop_kernel_origin}, {NULL, NULL}};
 
 const char *uopdb_lua_current_point(lua_State *L, char *buf, size_t len) {
     if (!len) return buf;

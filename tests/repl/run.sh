@@ -200,6 +200,18 @@ expect_has ":bisect: the culprit" "rule mul_to_add32 (stdin:1): %" "$out"
 expect_has ":bisect: before and after" "    after:  %" "$out"
 expect_has ":bisect: the elements" "at [0, 0, 0]: got 0, want 30" "$out"
 
+# --- :origin names the rule that made a node, back to the kernel as scheduled ---
+prefix=$'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n_, c = k:bisect{quiet = true}\n:goto 22\n'
+run "${prefix}"$'print(c.after_node:id(), c.before_node:id())\n'
+read -r made from <<<"$(tail -n 1 <<<"$out")"
+run "${prefix}:origin %${made}"$'\n'":origin ${made}"$'\n:origin x1\n:origin\n'
+expect_has ":origin: the node" "origin of %${made} = ADD int32" "$out"
+expect_has ":origin: the rule" "is the result of rule mul_to_add32 (stdin:1), which rewrote %${from}" "$out"
+expect_has ":origin: the node it came from" "%${from} = MUL int32" "$out"
+expect_has ":origin: back to the start" "is in the kernel as scheduled" "$out"
+expect_eq ":origin: %ID and ID are the same" "2" "$(grep -c "^origin of %${made} " <<<"$out")"
+expect_eq ":origin: bad arguments" $':origin takes a node id, e.g. :origin 331 or :origin %331 (:print shows the ids)\n:origin takes a node id, e.g. :origin 331 or :origin %331 (:print shows the ids)' "$err"
+
 # --- a second Ctrl-C never kills the REPL; long C work (a bisection) stops too ---
 { echo 'A = Tensor.rand(160, 160):matmul(Tensor.rand(160, 160)); k = uop.compile(A):kernel(1)'
   echo 'while true do end'; sleep 2; echo 'print(k:bisect{quiet = true})'; sleep 2; echo 'print("still here")'; } |
@@ -429,6 +441,8 @@ expect_has ":help goto: an example" ":goto 15 " "$out"
 expect_has ":help goto: a rewrite point" ":goto 15.3" "$out"
 expect_has ":help :bisect" "the first wrong stage" "$out"
 expect_has ":help of no command" "no command ':nosuch'" "$err"
+run $':help origin\n'
+expect_has ":help origin" "Where node ID of the graph at the current point came from" "$out"
 run $':help\n'
 expect_has ":help names :help CMD" ":help CMD explains one" "$out"
 expect_has ":help lists :kernel" ":kernel [N|NAME]" "$out"

@@ -1,0 +1,221 @@
+/* test_node_origin.c - node_origin on the golden 3x3 matmul AST with a
+ * wrong rule (int32 a*b made a+b) inserted into stage 15: the node the rule
+ * made is its result at the rewrite the stage's trace names (asked right
+ * after that rewrite); an INDEX above it was rebuilt by that rewrite from the INDEX that read the MUL; every
+ * step's node is in the graph after its rewrite and not before; the walk
+ * ends at the kernel as scheduled or at a stage that is not a rewrite; the
+ * step limit, and a node not in the graph, are reported. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/rewrite/registry.h"
+#include "core/debug/node_origin.h"
+#include "viz/tinygrad_repr.h"
+
+static UCtx *c;
+static const UOp *ast;
+
+#include "test_files.h"
+
+static int setup(void **state) {
+    (void)state;
+    c = uctx_new();
+    char err[256];
+    ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
+    return ast ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    uctx_free(c);
+    ruleset_registry_free();
+    return 0;
+}
+
+static const UOp *mul_to_add(const Match *m, void *ud) {
+    (void)ud;
+    return uop_binary(m->ctx, OP_ADD, match_get(m, "a"), match_get(m, "b"));
+}
+
+/* the golden matmul with the wrong rule inserted into stage 15, at stage 22 */
+static KernelPipeline *planted(RuleSet **rs) {
+    static const RuleSpec spec[] = {RULE_FN("mul_to_add", "(MUL:int32 a b)", mul_to_add)};
+    char err[512];
+    *rs = ruleset_from_specs("planted", spec, 1, err, sizeof err);
+    assert_non_null(*rs);
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    assert_true(pipeline_insert(kp, 15, *rs, false, err, sizeof err));
+    assert_true(pipeline_seek(kp, 22, err, sizeof err));
+    return kp;
+}
+
+static bool contains(const UOp *root, const UOp *u) {
+    size_t n;
+    const UOp **t = uop_toposort(root, &n);
+    assert_non_null(t);
+    bool found = false;
+    for (size_t i = 0; i < n; i++) found |= t[i] == u;
+    free(t);
+    return found;
+}
+
+static const UOp *at(KernelPipeline *kp, int stage, long r) {
+    char err[512];
+    const UOp *root = r < 0 ? pipeline_root(kp, stage, err, sizeof err)
+                            : pipeline_rewrite_point(kp, stage, (size_t)r, err, sizeof err);
+    assert_non_null(root);
+    return root;
+}
+
+/* every step against the points themselves */
+static void check_chain(KernelPipeline *kp, const OriginChain *ch) {
+    assert_true(ch->n >= 1);
+    for (int i = 0; i < ch->n; i++) {
+        const OriginStep *st = &ch->steps[i];
+        if (i) assert_ptr_equal(st->node, ch->steps[i - 1].from);
+        if (st->how == ORIGIN_SCHEDULED) {
+            assert_int_equal(st->stage, 0);
+            assert_true(contains(at(kp, 0, -1), st->node));
+            continue;
+        }
+        if (st->rewrite == 0) {
+            assert_int_equal(st->how, ORIGIN_STAGE);
+            assert_true(contains(at(kp, st->stage, -1), st->node));
+            assert_false(contains(at(kp, st->stage - 1, -1), st->node));
+            continue;
+        }
+        assert_true(contains(at(kp, st->stage, (long)st->rewrite), st->node));
+        assert_false(contains(at(kp, st->stage, (long)st->rewrite - 1), st->node));
+        if (st->how == ORIGIN_STAGE) continue;
+        const TraceRewrite *w = &pipeline_result(kp, st->stage)->trace.rewrites[st->rewrite - 1];
+        assert_ptr_equal(st->before, w->before);
+        assert_ptr_equal(st->after, w->after);
+        assert_string_equal(st->rule, w->rule);
+        if (st->how == ORIGIN_RULE) assert_ptr_equal(st->node, st->after);
+        if (st->how == ORIGIN_PART) assert_true(st->node != st->after && contains(st->after, st->node));
+        if (st->how == ORIGIN_REBUILT) {
+            assert_int_equal(st->from->op, st->node->op);
+            assert_ptr_equal(st->from->dtype, st->node->dtype);
+            assert_true(contains(at(kp, st->stage, (long)st->rewrite - 1), st->from));
+        }
+    }
+    OriginHow last = ch->steps[ch->n - 1].how;
+    assert_true(last == ORIGIN_SCHEDULED || last == ORIGIN_STAGE || ch->truncated);
+}
+
+/* the planted rewrite in stage 15's trace: its number from 1 */
+static size_t planted_rewrite(KernelPipeline *kp) {
+    const Trace *t = &pipeline_result(kp, 15)->trace;
+    for (size_t i = 0; i < t->nrewrites; i++)
+        if (!strcmp(t->rewrites[i].rule, "mul_to_add")) return i + 1;
+    fail_msg("mul_to_add never fired");
+    return 0;
+}
+
+static void test_the_rule_that_made_a_node(void **state) {
+    (void)state;
+    RuleSet *rs;
+    KernelPipeline *kp = planted(&rs);
+    size_t r = planted_rewrite(kp);
+    const TraceRewrite *w = &pipeline_result(kp, 15)->trace.rewrites[r - 1];
+    assert_int_equal(w->after->op, OP_ADD);
+    assert_true(contains(at(kp, 15, (long)r), w->after));
+    OriginChain ch;
+    char err[512];
+    assert_true(node_origin(kp, 15, (long)r, w->after, 64, &ch, err, sizeof err));
+    assert_int_equal(ch.steps[0].how, ORIGIN_RULE);
+    assert_int_equal(ch.steps[0].stage, 15);
+    assert_int_equal(ch.steps[0].rewrite, r);
+    assert_ptr_equal(ch.steps[0].from, w->before);
+    assert_string_equal(ch.steps[0].rule, "mul_to_add");
+    assert_false(ch.truncated);
+    assert_false(ch.lost);
+    check_chain(kp, &ch);
+    origin_chain_free(&ch);
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
+static void test_a_node_rebuilt_above_it(void **state) {
+    (void)state;
+    RuleSet *rs;
+    KernelPipeline *kp = planted(&rs);
+    size_t r = planted_rewrite(kp);
+    const TraceRewrite *w = &pipeline_result(kp, 15)->trace.rewrites[r - 1];
+    /* an INDEX of the graph right after the rewrite that reads through the wrong ADD */
+    size_t n;
+    const UOp **t = uop_toposort(at(kp, 15, (long)r), &n);
+    assert_non_null(t);
+    const UOp *index = NULL;
+    for (size_t i = 0; i < n && !index; i++)
+        if (t[i]->op == OP_INDEX && contains(t[i], w->after)) index = t[i];
+    free(t);
+    assert_non_null(index);
+    OriginChain ch;
+    char err[512];
+    assert_true(node_origin(kp, 15, (long)r, index, 64, &ch, err, sizeof err));
+    check_chain(kp, &ch);
+    const OriginStep *rebuilt = NULL;
+    for (int i = 0; i < ch.n; i++)
+        if (ch.steps[i].how == ORIGIN_REBUILT && ch.steps[i].stage == 15 && ch.steps[i].rewrite == r)
+            rebuilt = &ch.steps[i];
+    assert_non_null(rebuilt);
+    assert_ptr_equal(rebuilt->before, w->before);
+    assert_ptr_equal(rebuilt->after, w->after);
+    assert_true(contains(rebuilt->from, w->before));
+    assert_false(contains(rebuilt->from, w->after));
+    origin_chain_free(&ch);
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
+static void test_limits_and_errors(void **state) {
+    (void)state;
+    RuleSet *rs;
+    KernelPipeline *kp = planted(&rs);
+    size_t r = planted_rewrite(kp);
+    const UOp *made = pipeline_result(kp, 15)->trace.rewrites[r - 1].after;
+    OriginChain ch;
+    char err[512];
+    /* one step only: the walk says it stopped with more to go */
+    assert_true(node_origin(kp, 15, (long)r, made, 1, &ch, err, sizeof err));
+    assert_int_equal(ch.n, 1);
+    assert_true(ch.truncated);
+    origin_chain_free(&ch);
+    /* not from one rewrite before it */
+    assert_false(node_origin(kp, 15, (long)r - 1, made, 64, &ch, err, sizeof err));
+    char want[160];
+    snprintf(want, sizeof want, "%%%u is not in the graph at point 15.%zu (go to a point whose graph has it)", made->id,
+             r - 1);
+    assert_string_equal(err, want);
+    origin_chain_free(&ch);
+    /* a node of no point */
+    const UOp *stray = uop_var(c, "stray", 0, 9);
+    assert_false(node_origin(kp, 22, -1, stray, 64, &ch, err, sizeof err));
+    snprintf(want, sizeof want, "%%%u is not in the graph at point 22 (go to a point whose graph has it)", stray->id);
+    assert_string_equal(err, want);
+    origin_chain_free(&ch);
+    /* the AST's own nodes: one step, scheduled */
+    assert_true(node_origin(kp, 0, -1, ast, 64, &ch, err, sizeof err));
+    assert_int_equal(ch.n, 1);
+    assert_int_equal(ch.steps[0].how, ORIGIN_SCHEDULED);
+    assert_string_equal(origin_how_name(ch.steps[0].how), "scheduled");
+    origin_chain_free(&ch);
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_rule_that_made_a_node),
+        cmocka_unit_test(test_a_node_rebuilt_above_it),
+        cmocka_unit_test(test_limits_and_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -230,6 +230,28 @@ static void color_verify_line(StrBuf *out, const char *s, size_t n) {
     color_words(out, s, n, verdicts, sizeof verdicts / sizeof verdicts[0]);
 }
 
+/* k:origin's steps: the point in cyan, the rule's name in yellow */
+static void color_origin_line(StrBuf *out, const char *s, size_t n) {
+    if (!starts(s, n, "  at ")) {
+        sb_putn(out, s, n);
+        return;
+    }
+    size_t p = 5, e = p;
+    while (e < n && s[e] != ' ') e++;
+    sb_putn(out, s, p);
+    put_colored(out, SGR_CYAN, s + p, e - p);
+    const char *rule = memfind(s + e, n - e, "rule ");
+    if (!rule) {
+        sb_putn(out, s + e, n - e);
+        return;
+    }
+    size_t r = (size_t)(rule - s) + 5, re = r;
+    while (re < n && s[re] != ' ') re++;
+    sb_putn(out, s + e, r - e);
+    put_colored(out, SGR_YELLOW, s + r, re - r);
+    sb_putn(out, s + re, n - re);
+}
+
 typedef void (*LineColor)(StrBuf *, const char *, size_t);
 
 void output_decorate(StrBuf *out, const char *kind, const char *text, size_t len) {
@@ -251,6 +273,7 @@ void output_decorate(StrBuf *out, const char *kind, const char *text, size_t len
         else if (!strcmp(kind, "stages")) color = color_stage_line;
         else if (!strcmp(kind, "check") || !strcmp(kind, "validate") || !strcmp(kind, "bisect")) color = color_verdict_line;
         else if (!strcmp(kind, "verify")) color = color_verify_line;
+        else if (!strcmp(kind, "origin")) color = color_origin_line;
     }
     if (!width && !color) {
         sb_putn(out, text, len);

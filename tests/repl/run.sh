@@ -211,6 +211,9 @@ expect_has ":origin: the node it came from" "%${from} = MUL int32" "$out"
 expect_has ":origin: back to the start" "is in the kernel as scheduled" "$out"
 expect_eq ":origin: %ID and ID are the same" "2" "$(grep -c "^origin of %${made} " <<<"$out")"
 expect_eq ":origin: bad arguments" $':origin takes a node id, e.g. :origin 331 or :origin %331 (:print shows the ids)\n:origin takes a node id, e.g. :origin 331 or :origin %331 (:print shows the ids)' "$err"
+run "${prefix}:origin ${made}"$'\n' --color=always
+expect_has ":origin in colour: the point" $'  at \033[36m15.' "$out"
+expect_has ":origin in colour: the rule" $'rule \033[33mmul_to_add32\033[0m (stdin:1)' "$out"
 
 # --- a second Ctrl-C never kills the REPL; long C work (a bisection) stops too ---
 { echo 'A = Tensor.rand(160, 160):matmul(Tensor.rand(160, 160)); k = uop.compile(A):kernel(1)'

@@ -8,11 +8,22 @@
 #include "../util/interrupt.h"
 #include "../util/u64map.h"
 
+/* the rewrite points computed so far in this walk: each costs a run of its
+ * stage, and a walk back through a stage asks for the same ones again */
+#define ROOT_CACHE 64
+typedef struct PointRoot {
+    int stage;
+    long r;
+    const UOp *root;
+} PointRoot;
+
 typedef struct Walk {
     KernelPipeline *kp;
     char *err;
     size_t errlen;
     bool failed;
+    PointRoot cache[ROOT_CACHE];
+    int ncache, next; /* entries in use; the one replaced next */
 } Walk;
 
 static void walk_fail(Walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -27,10 +38,23 @@ static void walk_fail(Walk *w, const char *fmt, ...) {
 
 /* the root at point (stage, r): r < 0 the whole stage, r = 0 the point before it */
 static const UOp *root_at(Walk *w, int stage, long r) {
+    if (r < 0) {
+        char msg[512];
+        const UOp *root = pipeline_root(w->kp, stage, msg, sizeof msg);
+        if (!root) walk_fail(w, "%s", msg);
+        return root;
+    }
+    for (int i = 0; i < w->ncache; i++)
+        if (w->cache[i].stage == stage && w->cache[i].r == r) return w->cache[i].root;
     char msg[512];
-    const UOp *root = r < 0 ? pipeline_root(w->kp, stage, msg, sizeof msg)
-                            : pipeline_rewrite_point(w->kp, stage, (size_t)r, msg, sizeof msg);
-    if (!root) walk_fail(w, "%s", msg);
+    const UOp *root = pipeline_rewrite_point(w->kp, stage, (size_t)r, msg, sizeof msg);
+    if (!root) {
+        walk_fail(w, "%s", msg);
+        return NULL;
+    }
+    w->cache[w->next] = (PointRoot){stage, r, root};
+    w->next = (w->next + 1) % ROOT_CACHE;
+    if (w->ncache < ROOT_CACHE) w->ncache++;
     return root;
 }
 
@@ -146,8 +170,21 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
         st->how = ORIGIN_STAGE;
         return true;
     }
-    /* absent after lo rewrites, present after hi: bisect to adjacent ones */
+    /* absent after lo rewrites, present after hi.  Going back from hi in
+     * growing steps first: the node a step came from is most often made
+     * a few rewrites before the one that made the step's node */
     size_t lo = 0, hi = top;
+    for (size_t step = 1; hi - lo > 1; step *= 2) {
+        size_t m = step < hi - lo ? hi - step : lo + 1;
+        int p = present(w, stage, (long)m, node);
+        if (p < 0) return false;
+        if (!p) {
+            lo = m;
+            break;
+        }
+        hi = m;
+    }
+    /* then bisect to adjacent ones */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         int p = present(w, stage, (long)mid, node);
@@ -195,7 +232,7 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
 bool node_origin(KernelPipeline *kp, int stage, long rewrite, const UOp *node, int max_steps, OriginChain *out,
                  char *err, size_t errlen) {
     *out = (OriginChain){0};
-    Walk w = {kp, err, errlen, false};
+    Walk w = {.kp = kp, .err = err, .errlen = errlen};
     if (!node) {
         walk_fail(&w, "no node");
         return false;

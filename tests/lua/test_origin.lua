@@ -171,3 +171,19 @@ T.test("origin refuses what is not a node of the graph, with one line", function
   T.raises("origin: unknown option 'step'", function() k:origin(u, {step = 3}) end)
   T.ok(k:origin(u).steps[1], "the session goes on")
 end)
+
+T.test("every node of the 3x3 matmul at points 9 and 22 has an origin whose steps hold", function()
+  -- with opts and without: stages with few rewrites and nodes made by their first ones
+  for _, opts in ipairs{"heuristic", "none"} do
+    local k = uop.compile(matmul3(), {opts = opts}):kernel(1)
+    for _, point in ipairs{9, 22} do
+      k:seek(point)
+      for _, u in ipairs(k:root():toposort()) do
+        local o = k:origin(u, {steps = 1000})
+        T.ok(not o.truncated and not o.lost, tostring(o))
+        check_steps(k, o)
+        k:seek(point)
+      end
+    end
+  end
+end)

@@ -80,8 +80,9 @@ static void add_step_text(lua_State *L, StrBuf *sb, const OriginStep *st, bool f
         break;
     case ORIGIN_STAGE:
         if (st->rewrite)
-            sb_printf(sb, "%swas made by stage %d (%s) after its rewrite %zu, by the stage's own code, not a rule\n", who,
-                      st->stage, stg ? stg->name : "?", st->rewrite);
+            sb_printf(sb, "%sfirst appears in stage %d (%s) after its rewrite %zu, which did not make it alone (the "
+                          "stage's own code, or the engine rebuilding with several replacements at once)\n",
+                      who, st->stage, stg ? stg->name : "?", st->rewrite);
         else
             sb_printf(sb, "%swas made by stage %d (%s), which is not a rewrite\n", who, st->stage, stg ? stg->name : "?");
         break;

@@ -126,6 +126,40 @@ static const UOp *rebuilt_from(Walk *w, UCtx *c, const UOp *prev, const UOp *bef
     return found;
 }
 
+/* When the rewrite also let the engine rebuild the new node's sources with
+ * replacements it knew from earlier rewrites, replacing one node does not
+ * give node back.  Then the older node is the one of the graph before that
+ * the rewrite replaced (gone after it) with node's op, dtype, arg and number
+ * of sources that shares the most sources with node, when one shares more
+ * than any other; NULL when none does. */
+static const UOp *closest_replaced(Walk *w, const UOp *prev, const UOp *now, const UOp *node) {
+    size_t n;
+    const UOp **t = uop_toposort(prev, &n);
+    if (!t) {
+        walk_fail(w, "out of memory");
+        return NULL;
+    }
+    const UOp *best = NULL;
+    int best_shared = 0;
+    bool tie = false;
+    for (size_t i = 0; i < n; i++) {
+        const UOp *u = t[i];
+        if (u == node || u->op != node->op || u->dtype != node->dtype || u->arg != node->arg || u->tag != node->tag ||
+            u->nsrc != node->nsrc)
+            continue;
+        int shared = 0;
+        for (int k = 0; k < u->nsrc; k++) shared += u->src[k] == node->src[k];
+        if (shared == 0 || shared < best_shared) continue;
+        int gone = graph_has(w, now, u);
+        if (gone < 0) break;
+        if (gone) continue;
+        tie = shared == best_shared;
+        if (shared > best_shared) best = u, best_shared = shared;
+    }
+    free(t);
+    return w->failed || tie ? NULL : best;
+}
+
 static bool push_step(Walk *w, OriginChain *out, const OriginStep *st) {
     OriginStep *s = realloc(out->steps, (size_t)(out->n + 1) * sizeof *s);
     if (!s) {
@@ -215,6 +249,12 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
     if (!prev) return false;
     const UOp *old = rebuilt_from(w, pipeline_ctx(w->kp), prev, rw->before, rw->after, node);
     if (w->failed) return false;
+    if (!old) {
+        const UOp *now = root_at(w, stage, (long)hi);
+        if (!now) return false;
+        old = closest_replaced(w, prev, now, node);
+        if (w->failed) return false;
+    }
     if (old) {
         st->how = ORIGIN_REBUILT;
         st->from = old;

@@ -18,7 +18,8 @@ typedef enum OriginHow {
     ORIGIN_RULE,      /* the result of a rule that rewrote `from` */
     ORIGIN_PART,      /* made by a rule inside its result `after` (from: the node it rewrote) */
     ORIGIN_REBUILT,   /* `from` with new sources, after a rewrite below it */
-    ORIGIN_STAGE      /* made by a stage's own code, not by a traced rewrite */
+    ORIGIN_STAGE      /* made by a stage's own code (rewrite 0), or first there after a
+                       * rewrite that explains it neither way (rewrite > 0) */
 } OriginHow;
 
 typedef struct OriginStep {

@@ -55,6 +55,19 @@ for _, verify in ipairs{false, true} do
 end
 uop.verify_stages(verifying)
 
+-- k:origin of the conv2d kernel's output INDEX at stage 22 (default opts):
+-- its whole history, back to the stage that made it, each walk fresh
+do
+  local kc = uop.compile(x_conv:conv2d(w_conv, {padding = 1})):kernel(1)
+  kc:seek(22)
+  local index
+  for _, u in ipairs(kc:root():toposort()) do if u:op() == "INDEX" then index = u end end
+  local o
+  local ms = best(5, function() o = kc:origin(index, {steps = 1000}) end)
+  row("k:origin: conv2d output INDEX at stage 22", ms, "ms",
+      string.format("%d steps, back to point %s (%s)", #o.steps, o.steps[#o.steps].point, o.steps[#o.steps].how))
+end
+
 local k = uop.compile(a512:matmul(b512), {opts = "none"}):kernel(1)
 local total, render, opt, jit = k:compile_ms()
 row("LLVM compile: matmul 512 kernel, no opts", total, "ms",

@@ -187,3 +187,17 @@ T.test("every node of the 3x3 matmul at points 9 and 22 has an origin whose step
     end
   end
 end)
+
+T.test("a conv2d's output INDEX is followed back to apply opts through devectorize's rebuilds", function()
+  Tensor.manual_seed(3)
+  local x, w = Tensor.rand(1, 32, 56, 56), Tensor.rand(64, 32, 3, 3) -- upcast by the default opts
+  local k = uop.compile(x:conv2d(w, {padding = 1})):kernel(1)
+  k:seek(22)
+  local index
+  for _, u in ipairs(k:root():toposort()) do if u:op() == "INDEX" then index = u end end
+  local o = k:origin(index, {steps = 1000})
+  local last = o.steps[#o.steps]
+  T.eq(last.point, "7", tostring(o))
+  T.eq(last.how, "stage")
+  check_steps(k, o)
+end)

@@ -1,28 +1,32 @@
 /* node_origin.c - the walk back of node_origin.h.  A node's id is larger
  * than its sources' (nodes are made after their sources), so a graph whose
- * root has a smaller id cannot hold it: most presence checks end there. */
+ * root has a smaller id cannot hold it: most presence checks end there.
+ * Which older node a rebuilt node was is read from the rewrite engine's own
+ * record of its rebuilds (trace.h, keep_rebuilds) in the runs to the two
+ * points around the rewrite. */
 #include "node_origin.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "../util/interrupt.h"
-#include "../util/u64map.h"
 
-/* the rewrite points computed so far in this walk: each costs a run of its
- * stage, and a walk back through a stage asks for the same ones again */
+/* the rewrite points computed so far in this walk, with the rebuilds of
+ * their runs: each costs a run of its stage, and a walk back through a
+ * stage asks for the same ones again */
 #define ROOT_CACHE 64
-typedef struct PointRoot {
+typedef struct PointRun {
     int stage;
-    long r;
+    long r;            /* from 1 */
     const UOp *root;
-} PointRoot;
+    Trace trace;       /* keeps its rebuilds */
+} PointRun;
 
 typedef struct Walk {
     KernelPipeline *kp;
     char *err;
     size_t errlen;
     bool failed;
-    PointRoot cache[ROOT_CACHE];
+    PointRun cache[ROOT_CACHE];
     int ncache, next; /* entries in use; the one replaced next */
 } Walk;
 
@@ -36,26 +40,57 @@ static void walk_fail(Walk *w, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* the root at point (stage, r): r < 0 the whole stage, r = 0 the point before it */
-static const UOp *root_at(Walk *w, int stage, long r) {
-    if (r < 0) {
-        char msg[512];
-        const UOp *root = pipeline_root(w->kp, stage, msg, sizeof msg);
-        if (!root) walk_fail(w, "%s", msg);
-        return root;
-    }
+/* the run to rewrite point (stage, r), r >= 1; NULL on error */
+static const PointRun *point_run(Walk *w, int stage, long r) {
     for (int i = 0; i < w->ncache; i++)
-        if (w->cache[i].stage == stage && w->cache[i].r == r) return w->cache[i].root;
+        if (w->cache[i].stage == stage && w->cache[i].r == r) return &w->cache[i];
+    PointRun *pr = &w->cache[w->next];
+    if (w->ncache < ROOT_CACHE) {
+        w->ncache++;
+        trace_init(&pr->trace);
+        pr->trace.keep_rebuilds = true;
+    }
+    w->next = (w->next + 1) % ROOT_CACHE;
     char msg[512];
-    const UOp *root = pipeline_rewrite_point(w->kp, stage, (size_t)r, msg, sizeof msg);
-    if (!root) {
+    pr->stage = stage;
+    pr->r = r;
+    pr->root = pipeline_rewrite_point_traced(w->kp, stage, (size_t)r, &pr->trace, msg, sizeof msg);
+    if (!pr->root) {
+        pr->stage = -1; /* not a point any more */
         walk_fail(w, "%s", msg);
         return NULL;
     }
-    w->cache[w->next] = (PointRoot){stage, r, root};
-    w->next = (w->next + 1) % ROOT_CACHE;
-    if (w->ncache < ROOT_CACHE) w->ncache++;
-    return root;
+    return pr;
+}
+
+/* the root at point (stage, r): r < 0 the whole stage, r = 0 the point before it */
+static const UOp *root_at(Walk *w, int stage, long r) {
+    if (r <= 0) {
+        char msg[512];
+        const UOp *root = pipeline_root(w->kp, r < 0 ? stage : stage - 1, msg, sizeof msg);
+        if (!root) walk_fail(w, "%s", msg);
+        return root;
+    }
+    const PointRun *pr = point_run(w, stage, r);
+    return pr ? pr->root : NULL;
+}
+
+static void walk_free(Walk *w) {
+    for (int i = 0; i < w->ncache; i++) trace_free(&w->cache[i].trace);
+}
+
+/* what the run to point (stage, r) rebuilt into `to` (from NULL) or rebuilt
+ * `from` into (to NULL); NULL when it did not (r = 0: nothing ran) */
+static const UOp *rebuild_in_run(Walk *w, int stage, long r, const UOp *from, const UOp *to) {
+    if (r <= 0) return NULL;
+    const PointRun *pr = point_run(w, stage, r);
+    if (!pr) return NULL;
+    for (size_t i = 0; i < pr->trace.nrebuilds; i++) {
+        const TraceRebuild *b = &pr->trace.rebuilds[i];
+        if (to && b->to == to) return b->from;
+        if (from && b->from == from) return b->to;
+    }
+    return NULL;
 }
 
 /* 1 when node is in the graph under root, 0 when not, -1 on error */
@@ -83,81 +118,18 @@ static int present(Walk *w, int stage, long r, const UOp *node) {
     return root ? graph_has(w, root, node) : -1;
 }
 
-/* The node of the graph under prev that becomes node when before is
- * replaced by after and the nodes above it are rebuilt with the new
- * sources, as the rewrite engine rebuilds them; NULL when none does. */
-static const UOp *rebuilt_from(Walk *w, UCtx *c, const UOp *prev, const UOp *before, const UOp *after,
-                               const UOp *node) {
-    size_t n;
-    const UOp **t = uop_toposort(prev, &n);
-    if (!t) {
-        walk_fail(w, "out of memory");
-        return NULL;
-    }
-    U64Map made = {0};
-    const UOp *found = NULL;
-    for (size_t i = 0; i < n && !found && !w->failed; i++) {
-        const UOp *u = t[i], *now = u;
-        if (u == before) {
-            now = after;
-        } else {
-            const UOp *small[8];
-            const UOp **src = u->nsrc <= 8 ? small : malloc(u->nsrc * sizeof *src);
-            if (!src) {
-                walk_fail(w, "out of memory");
-                break;
-            }
-            bool changed = false;
-            for (int k = 0; k < u->nsrc; k++) {
-                const UOp *m = u64map_get(&made, u->src[k]->id);
-                src[k] = m ? m : u->src[k];
-                changed |= src[k] != u->src[k];
-            }
-            if (changed && !(now = uop_with_src(c, u, src, u->nsrc)))
-                walk_fail(w, "rebuilding %%%u: %s", u->id, uctx_error(c));
-            if (src != small) free(src);
-        }
-        if (w->failed) break;
-        if (now != u && !u64map_put(&made, u->id, now)) walk_fail(w, "out of memory");
-        if (now == node && u != node) found = u;
-    }
-    u64map_free(&made);
-    free(t);
-    return found;
-}
-
-/* When the rewrite also let the engine rebuild the new node's sources with
- * replacements it knew from earlier rewrites, replacing one node does not
- * give node back.  Then the older node is the one of the graph before that
- * the rewrite replaced (gone after it) with node's op, dtype, arg and number
- * of sources that shares the most sources with node, when one shares more
- * than any other; NULL when none does. */
-static const UOp *closest_replaced(Walk *w, const UOp *prev, const UOp *now, const UOp *node) {
-    size_t n;
-    const UOp **t = uop_toposort(prev, &n);
-    if (!t) {
-        walk_fail(w, "out of memory");
-        return NULL;
-    }
-    const UOp *best = NULL;
-    int best_shared = 0;
-    bool tie = false;
-    for (size_t i = 0; i < n; i++) {
-        const UOp *u = t[i];
-        if (u == node || u->op != node->op || u->dtype != node->dtype || u->arg != node->arg || u->tag != node->tag ||
-            u->nsrc != node->nsrc)
-            continue;
-        int shared = 0;
-        for (int k = 0; k < u->nsrc; k++) shared += u->src[k] == node->src[k];
-        if (shared == 0 || shared < best_shared) continue;
-        int gone = graph_has(w, now, u);
-        if (gone < 0) break;
-        if (gone) continue;
-        tie = shared == best_shared;
-        if (shared > best_shared) best = u, best_shared = shared;
-    }
-    free(t);
-    return w->failed || tie ? NULL : best;
+/* The older node node was, when rewrite r of the stage let the engine
+ * rebuild it: the node the run to point r rebuilt into it, as the run to
+ * point r-1 left that node (rebuilt there too, or as it was).  NULL when
+ * node is not a rebuild, or that node is not in the graph at r-1. */
+static const UOp *rebuilt_from(Walk *w, int stage, long r, const UOp *node) {
+    const UOp *visited = rebuild_in_run(w, stage, r, NULL, node);
+    if (!visited || w->failed) return NULL;
+    const UOp *older = rebuild_in_run(w, stage, r - 1, visited, NULL);
+    if (w->failed) return NULL;
+    if (!older) older = visited;
+    int there = present(w, stage, r - 1, older);
+    return there == 1 && older != node ? older : NULL;
 }
 
 static bool push_step(Walk *w, OriginChain *out, const OriginStep *st) {
@@ -245,16 +217,8 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
         st->from = rw->before;
         return true;
     }
-    const UOp *prev = root_at(w, stage, (long)hi - 1);
-    if (!prev) return false;
-    const UOp *old = rebuilt_from(w, pipeline_ctx(w->kp), prev, rw->before, rw->after, node);
+    const UOp *old = rebuilt_from(w, stage, (long)hi, node);
     if (w->failed) return false;
-    if (!old) {
-        const UOp *now = root_at(w, stage, (long)hi);
-        if (!now) return false;
-        old = closest_replaced(w, prev, now, node);
-        if (w->failed) return false;
-    }
     if (old) {
         st->how = ORIGIN_REBUILT;
         st->from = old;
@@ -269,21 +233,18 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
     return true;
 }
 
-bool node_origin(KernelPipeline *kp, int stage, long rewrite, const UOp *node, int max_steps, OriginChain *out,
-                 char *err, size_t errlen) {
-    *out = (OriginChain){0};
-    Walk w = {.kp = kp, .err = err, .errlen = errlen};
+static bool walk(Walk *w, int stage, long rewrite, const UOp *node, int max_steps, OriginChain *out) {
     if (!node) {
-        walk_fail(&w, "no node");
+        walk_fail(w, "no node");
         return false;
     }
-    int p = present(&w, stage, rewrite, node);
+    int p = present(w, stage, rewrite, node);
     if (p < 0) return false;
     if (!p) {
         if (rewrite >= 0)
-            walk_fail(&w, "%%%u is not in the graph at point %d.%ld (go to a point whose graph has it)", node->id,
+            walk_fail(w, "%%%u is not in the graph at point %d.%ld (go to a point whose graph has it)", node->id,
                       stage, rewrite);
-        else walk_fail(&w, "%%%u is not in the graph at point %d (go to a point whose graph has it)", node->id, stage);
+        else walk_fail(w, "%%%u is not in the graph at point %d (go to a point whose graph has it)", node->id, stage);
         return false;
     }
     const UOp *cur = node;
@@ -294,17 +255,26 @@ bool node_origin(KernelPipeline *kp, int stage, long rewrite, const UOp *node, i
             break;
         }
         OriginStep st;
-        if (!explain(&w, cur, stage, r, &st) || !push_step(&w, out, &st)) return false;
+        if (!explain(w, cur, stage, r, &st) || !push_step(w, out, &st)) return false;
         if (!st.from) break;
         /* the node it came from is in the graph just before that rewrite */
         stage = st.stage;
         r = (long)st.rewrite - 1;
-        int there = present(&w, stage, r, st.from);
+        int there = present(w, stage, r, st.from);
         if (there < 0) return false;
         cur = there ? st.from : NULL;
         out->lost = !there;
     }
     return true;
+}
+
+bool node_origin(KernelPipeline *kp, int stage, long rewrite, const UOp *node, int max_steps, OriginChain *out,
+                 char *err, size_t errlen) {
+    *out = (OriginChain){0};
+    Walk w = {.kp = kp, .err = err, .errlen = errlen};
+    bool ok = walk(&w, stage, rewrite, node, max_steps, out);
+    walk_free(&w);
+    return ok;
 }
 
 void origin_chain_free(OriginChain *c) {

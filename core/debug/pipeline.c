@@ -320,22 +320,38 @@ const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i) {
     return i >= 0 && i < kp->nins ? &kp->ins[i] : NULL;
 }
 
-const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
-    if (n < 1 || n > STAGE_COUNT) {
-        snprintf(err, errlen, "no stage %d: rewrite points are in stages 1 to %d", n, STAGE_COUNT);
-        return NULL;
-    }
-    if (!ensure(kp, n, err, errlen)) return NULL;
-    if (r == 0) return point_root(kp, n - 1);
-    if (r >= kp->res[n].rewrites) return kp->res[n].root;
+/* stage n run again on point n-1, stopping after r rewrites (0: to its end), into trace (may be NULL) */
+static const UOp *rerun_stage(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err, size_t errlen) {
     char msg[1024] = "";
     StageCtx sc = stage_ctx(kp, msg, sizeof msg);
     sc.stop_after = r;
+    sc.trace = trace;
     const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
     inserted_sets(kp, n, &sc, sides);
     const UOp *out = stage_run(&sc, n, point_root(kp, n - 1));
     if (!out) snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
     return out;
+}
+
+static bool rewrite_stage_ok(int n, char *err, size_t errlen) {
+    if (n >= 1 && n <= STAGE_COUNT) return true;
+    snprintf(err, errlen, "no stage %d: rewrite points are in stages 1 to %d", n, STAGE_COUNT);
+    return false;
+}
+
+const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
+    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return NULL;
+    if (r == 0) return point_root(kp, n - 1);
+    if (r >= kp->res[n].rewrites) return kp->res[n].root;
+    return rerun_stage(kp, n, r, NULL, err, errlen);
+}
+
+const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err,
+                                         size_t errlen) {
+    trace_clear(trace);
+    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return NULL;
+    if (r == 0) return point_root(kp, n - 1);
+    return rerun_stage(kp, n, r < kp->res[n].rewrites ? r : 0, trace, err, errlen);
 }
 
 const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen) {

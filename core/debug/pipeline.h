@@ -94,6 +94,11 @@ const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i);
  * least the stage's rewrite count: point n).  The stage is run again with
  * stop_after = r; NULL + err on failure. */
 const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
+/* The same point, the stage always run again (to its end when r is at least
+ * its rewrite count) into trace, which is cleared first: its rewrites, and
+ * its rebuilds when trace->keep_rebuilds is set (r = 0: nothing runs). */
+const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err,
+                                         size_t errlen);
 /* Stage n's own rule sets (no inserted rules) run to their end on root, a
  * rewrite point of stage n: the form the stage would leave, for checking a
  * point whose form nothing can run (a half-done expansion).  NULL + err. */

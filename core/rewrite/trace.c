@@ -13,6 +13,7 @@ void trace_clear(Trace *t) {
     t->nstrings = 0;
     t->nrewrites = 0;
     t->npasses = 0;
+    t->nrebuilds = 0;
 }
 
 void trace_free(Trace *t) {
@@ -20,6 +21,7 @@ void trace_free(Trace *t) {
     free(t->strings);
     free(t->rewrites);
     free(t->passes);
+    free(t->rebuilds);
     memset(t, 0, sizeof *t);
 }
 
@@ -87,7 +89,18 @@ bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, c
     return true;
 }
 
+bool trace_add_rebuild(Trace *t, const UOp *from, const UOp *to) {
+    if (!t->keep_rebuilds) return true;
+    if (!grow((void **)&t->rebuilds, &t->cap_rebuilds, t->nrebuilds + 1, sizeof *t->rebuilds)) return false;
+    t->rebuilds[t->nrebuilds++] = (TraceRebuild){from, to};
+    return true;
+}
+
 void trace_mark(const Trace *t, UCtxMarks *m) {
+    for (size_t i = 0; i < t->nrebuilds; i++) {
+        uctx_mark(m, t->rebuilds[i].from);
+        uctx_mark(m, t->rebuilds[i].to);
+    }
     for (size_t i = 0; i < t->nrewrites; i++) {
         uctx_mark(m, t->rewrites[i].before);
         uctx_mark(m, t->rewrites[i].after);

@@ -1,6 +1,7 @@
 /* trace.h - what a rewrite did: every successful rewrite as (rule, before,
  * after, time) and every pass as (name, root before, root after, rewrites,
- * time).  Stepping, "which rule fired", diffs and breakpoints read this. */
+ * time); on request also every node the engine rebuilt with new sources.
+ * Stepping, "which rule fired", diffs, breakpoints and k:origin read this. */
 #ifndef UOPDB_TRACE_H
 #define UOPDB_TRACE_H
 #include <stddef.h>
@@ -25,11 +26,21 @@ typedef struct TracePass {
     uint64_t ns;
 } TracePass;
 
+/* graph_rewrite gave `from` new sources and made `to` (no rule involved) */
+typedef struct TraceRebuild {
+    const UOp *from, *to;
+} TraceRebuild;
+
 typedef struct Trace {
     TraceRewrite *rewrites;
     size_t nrewrites, cap_rewrites;
     TracePass *passes;
     size_t npasses, cap_passes;
+    /* the rebuilds, kept only when keep_rebuilds is set (they can be many
+     * more than the rewrites: every user of a rewritten node is rebuilt) */
+    bool keep_rebuilds;
+    TraceRebuild *rebuilds;
+    size_t nrebuilds, cap_rebuilds;
     /* interned strings (rule names, files) so entries stay valid after a
      * rule is freed */
     char **strings;
@@ -49,5 +60,7 @@ void trace_end_pass(Trace *t, const UOp *root_after, uint64_t ns);
 void trace_mark(const Trace *t, UCtxMarks *m);
 bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, const UOp *before,
                        const UOp *after, uint64_t ns);
+/* records a rebuild when keep_rebuilds is set (true otherwise); false when out of memory */
+bool trace_add_rebuild(Trace *t, const UOp *from, const UOp *to);
 
 #endif

@@ -273,23 +273,7 @@ static void test_cores(void **state) {
 
 /* ---- through the pipeline: the golden matmul AST ---- */
 
-static UCtx *c;
-static const UOp *ast;
-
-static int setup(void **state) {
-    (void)state;
-    c = uctx_new();
-    char err[256];
-    ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
-    return ast ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    uctx_free(c);
-    ruleset_registry_free();
-    return 0;
-}
+#include "golden_matmul_fixture.h"
 
 static void run_matmul(Kernel *k, float *out, char *err, size_t errlen, bool expect_ok) {
     float a[9], b[9];

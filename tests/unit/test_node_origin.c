@@ -4,7 +4,8 @@
  * after that rewrite); an INDEX above it was rebuilt by that rewrite from the INDEX that read the MUL; every
  * step's node is in the graph after its rewrite and not before; the walk
  * ends at the kernel as scheduled or at a stage that is not a rewrite; the
- * step limit, and a node not in the graph, are reported. */
+ * step limit, and a node not in the graph, are reported; the traced run to a
+ * rewrite point gives that point with its rewrites and rebuilds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,25 +19,7 @@
 #include "core/debug/node_origin.h"
 #include "viz/tinygrad_repr.h"
 
-static UCtx *c;
-static const UOp *ast;
-
-#include "test_files.h"
-
-static int setup(void **state) {
-    (void)state;
-    c = uctx_new();
-    char err[256];
-    ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
-    return ast ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    uctx_free(c);
-    ruleset_registry_free();
-    return 0;
-}
+#include "golden_matmul_fixture.h"
 
 static const UOp *mul_to_add(const Match *m, void *ud) {
     (void)ud;
@@ -195,6 +178,17 @@ static void test_limits_and_errors(void **state) {
              r - 1);
     assert_string_equal(err, want);
     origin_chain_free(&ch);
+    /* the traced run to a rewrite point: the same root, its rewrites and its rebuilds */
+    Trace t;
+    trace_init(&t);
+    t.keep_rebuilds = true;
+    assert_ptr_equal(pipeline_rewrite_point_traced(kp, 15, r, &t, err, sizeof err), at(kp, 15, (long)r));
+    assert_int_equal(t.nrewrites, r);
+    assert_true(t.nrebuilds > 0); /* the users of the rewritten MUL */
+    size_t total = pipeline_result(kp, 15)->rewrites;
+    assert_ptr_equal(pipeline_rewrite_point_traced(kp, 15, total + 5, &t, err, sizeof err), at(kp, 15, -1));
+    assert_int_equal(t.nrewrites, total);
+    trace_free(&t);
     /* a node of no point */
     const UOp *stray = uop_var(c, "stray", 0, 9);
     assert_false(node_origin(kp, 22, -1, stray, 64, &ch, err, sizeof err));

@@ -15,25 +15,7 @@
 #include "core/debug/pipeline.h"
 #include "viz/tinygrad_repr.h"
 
-static UCtx *c;
-static const UOp *ast;
-
-#include "test_files.h"
-
-static int setup(void **state) {
-    (void)state;
-    c = uctx_new();
-    char err[256];
-    ast = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
-    return ast ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    uctx_free(c);
-    ruleset_registry_free();
-    return 0;
-}
+#include "golden_matmul_fixture.h"
 
 static void test_positions_and_results(void **state) {
     (void)state;

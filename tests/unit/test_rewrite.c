@@ -85,6 +85,33 @@ static void test_fixpoint(void **state) {
     ruleset_free(rs);
 }
 
+/* a trace that keeps rebuilds records each node rebuilt with new sources,
+ * as (old, new), and only then */
+static void test_trace_rebuilds(void **state) {
+    G *g = *state;
+    RuleSet *rs = rules("simple", SIMPLE, 2);
+    const UOp *inner = mul(g, add(g, g->x, g->zero), g->y), *e = add(g, inner, g->two);
+    Trace t;
+    trace_init(&t);
+    RewriteOpts o = {.trace = &t};
+    assert_ptr_equal(graph_rewrite(g->c, e, rs, &o), add(g, mul(g, g->x, g->y), g->two));
+    assert_int_equal(t.nrewrites, 1);
+    assert_int_equal(t.nrebuilds, 0);
+    trace_clear(&t);
+    t.keep_rebuilds = true;
+    assert_ptr_equal(graph_rewrite(g->c, e, rs, &o), add(g, mul(g, g->x, g->y), g->two));
+    assert_int_equal(t.nrewrites, 1);
+    assert_int_equal(t.nrebuilds, 2);
+    assert_ptr_equal(t.rebuilds[0].from, inner);
+    assert_ptr_equal(t.rebuilds[0].to, mul(g, g->x, g->y));
+    assert_ptr_equal(t.rebuilds[1].from, e);
+    assert_ptr_equal(t.rebuilds[1].to, add(g, mul(g, g->x, g->y), g->two));
+    trace_clear(&t);
+    assert_int_equal(t.nrebuilds, 0);
+    trace_free(&t);
+    ruleset_free(rs);
+}
+
 static void test_bottom_up_order(void **state) {
     G *g = *state;
     RuleSet *rs = rules("simple", SIMPLE, 2);
@@ -545,6 +572,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_calls_do_not_share_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concat_dispatch_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shape_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_rebuilds, setup, teardown),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

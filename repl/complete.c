@@ -382,6 +382,13 @@ static void complete_command_args(lua_State *L, const char *line, const char *wo
             if (!add_names(L, "rules", word, m)) add_names(L, "all_rules", word, m);
         }
         break;
+    case ARGS_RULE_NODE:
+        /* any rule: the one asked about is often one that did not fire */
+        if (nprev == 0) {
+            add_names(L, "rules", word, m);
+            add_names(L, "all_rules", word, m);
+        }
+        break;
     case ARGS_COMMAND:
         if (nprev == 0)
             for (size_t i = 0; i < ncmds; i++) add_prefixed(m, cmds[i].name, "", word);

@@ -252,6 +252,17 @@ static void color_origin_line(StrBuf *out, const char *s, size_t n) {
     sb_putn(out, s + re, n - re);
 }
 
+/* k:why's verdicts: no match in red, declined in yellow, a rewrite in green */
+static void color_why_line(StrBuf *out, const char *s, size_t n) {
+    static const VerdictWord no_match[] = {{"no match", SGR_RED}}, declined[] = {{"declined", SGR_YELLOW}},
+                             rewrites[] = {{"rewrites", SGR_GREEN}}, matches[] = {{"matches", SGR_GREEN}};
+    if (starts(s, n, "  no match")) color_words(out, s, n, no_match, 1);
+    else if (starts(s, n, "  declined")) color_words(out, s, n, declined, 1);
+    else if (starts(s, n, "  rewrites")) color_words(out, s, n, rewrites, 1);
+    else if (starts(s, n, "  the pattern")) color_words(out, s, n, matches, 1);
+    else sb_putn(out, s, n);
+}
+
 typedef void (*LineColor)(StrBuf *, const char *, size_t);
 
 void output_decorate(StrBuf *out, const char *kind, const char *text, size_t len) {
@@ -274,6 +285,7 @@ void output_decorate(StrBuf *out, const char *kind, const char *text, size_t len
         else if (!strcmp(kind, "check") || !strcmp(kind, "validate") || !strcmp(kind, "bisect")) color = color_verdict_line;
         else if (!strcmp(kind, "verify")) color = color_verify_line;
         else if (!strcmp(kind, "origin")) color = color_origin_line;
+        else if (!strcmp(kind, "why")) color = color_why_line;
     }
     if (!width && !color) {
         sb_putn(out, text, len);

@@ -60,6 +60,9 @@ void push_text(lua_State *L, const char *kind, const char *text);
 /* pushes a node as a verdict shows it: "%12 = ADD int32 (%3, %9)   -- (r0+3)",
  * its listing line with its expression rendered when that is short */
 void push_node_line(lua_State *L, const UOp *u);
+/* the node argument at idx: a UOp, its id or "%ID" (raises "<what>: ..."
+ * for anything else or an id with no node) */
+const UOp *check_node_arg(lua_State *L, int idx, const char *what);
 /* counts a failed validation (a script that had one exits non-zero) */
 #define FAILED_KEY "uopdb.failed_validations"
 void count_failed_validation(lua_State *L);
@@ -71,6 +74,8 @@ int luop_kernel_tostring(lua_State *L);
 int luop_kernel_verify(lua_State *L);
 /* k:origin(node [, {steps = N}]) (lua_origin.c) */
 int luop_kernel_origin(lua_State *L);
+/* k:why(rule, node [, {stage = N}]) (lua_why.c) */
+int luop_kernel_why(lua_State *L);
 int luop_kernel_eq(lua_State *L);
 /* beam search (lua_beam.c): k:beam, and uop.compile's beam options from
  * its options table at t, run on every kernel of p */

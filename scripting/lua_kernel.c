@@ -4,6 +4,7 @@
  * the reference (core/debug). */
 #include <errno.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -989,6 +990,29 @@ static int k_check(lua_State *L) {
     return 1;
 }
 
+/* the node argument: a UOp, its id, or "%ID" */
+const UOp *check_node_arg(lua_State *L, int idx, const char *what) {
+    const UOp *u = luop_test(L, idx);
+    if (u) return u;
+    lua_Integer id = -1;
+    if (lua_isinteger(L, idx)) {
+        id = lua_tointeger(L, idx);
+    } else if (lua_type(L, idx) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, idx);
+        const char *d = s[0] == '%' ? s + 1 : s;
+        size_t n = strlen(d);
+        bool digits = n > 0 && n <= 10;
+        for (size_t i = 0; digits && i < n; i++) digits = isdigit((unsigned char)d[i]);
+        if (!digits) luaL_error(L, "%s: '%s' is not a node id (give a node, 331 or \"%%331\")", what, s);
+        id = strtoll(d, NULL, 10);
+    } else {
+        luaL_error(L, "%s: takes a node, its id or \"%%ID\", got %s", what, luaL_typename(L, idx));
+    }
+    const UOp *found = id >= 0 && id <= UINT32_MAX ? uctx_node(luop_ctx(L), (uint32_t)id) : NULL;
+    if (!found) luaL_error(L, "%s: no node %%%I", what, (lua_Integer)id);
+    return found;
+}
+
 void push_node_line(lua_State *L, const UOp *u) {
     StrBuf sb;
     sb_init(&sb);
@@ -1164,7 +1188,7 @@ const luaL_Reg luop_kernel_methods[] = {
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic}, {"beam", luop_kernel_beam},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {"origin", luop_kernel_origin}, {NULL, NULL}};
+    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {"origin", luop_kernel_origin}, {"why", luop_kernel_why}, {NULL, NULL}};
 
 const char *uopdb_lua_current_point(lua_State *L, char *buf, size_t len) {
     if (!len) return buf;

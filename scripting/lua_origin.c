@@ -4,7 +4,6 @@
  * that made the node or the node it came from, with the fields node,
  * steps ({point, stage, rewrite, of, how, rule, where, node, from, before,
  * after} each), truncated and lost. */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,29 +14,6 @@
 
 #define DEFAULT_STEPS 64
 #define MAX_STEPS 100000
-
-/* the node argument: a UOp, its id, or "%ID" */
-static const UOp *check_node(lua_State *L, int idx) {
-    const UOp *u = luop_test(L, idx);
-    if (u) return u;
-    lua_Integer id = -1;
-    if (lua_isinteger(L, idx)) {
-        id = lua_tointeger(L, idx);
-    } else if (lua_type(L, idx) == LUA_TSTRING) {
-        const char *s = lua_tostring(L, idx);
-        const char *d = s[0] == '%' ? s + 1 : s;
-        size_t n = strlen(d);
-        bool digits = n > 0 && n <= 10;
-        for (size_t i = 0; digits && i < n; i++) digits = isdigit((unsigned char)d[i]);
-        if (!digits) luaL_error(L, "origin: '%s' is not a node id (give a node, 331 or \"%%331\")", s);
-        id = strtoll(d, NULL, 10);
-    } else {
-        luaL_error(L, "origin: takes a node, its id or \"%%ID\", got %s", luaL_typename(L, idx));
-    }
-    const UOp *found = id >= 0 && id <= UINT32_MAX ? uctx_node(luop_ctx(L), (uint32_t)id) : NULL;
-    if (!found) luaL_error(L, "origin: no node %%%I", (lua_Integer)id);
-    return found;
-}
 
 /* "15.8", or "7" for a whole stage */
 static void point_name(char *buf, size_t len, int stage, size_t rewrite) {
@@ -123,7 +99,7 @@ static void push_step(lua_State *L, const OriginStep *st) {
 
 int luop_kernel_origin(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    const UOp *node = check_node(L, 2);
+    const UOp *node = check_node_arg(L, 2, "origin");
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     check_option_keys(L, 3, "origin", (const char *[]){"steps", NULL});
     double steps = opt_number(L, 3, "steps", DEFAULT_STEPS);

@@ -95,17 +95,8 @@ static const UOp *rebuild_in_run(Walk *w, int stage, long r, const UOp *from, co
 
 /* 1 when node is in the graph under root, 0 when not, -1 on error */
 static int graph_has(Walk *w, const UOp *root, const UOp *node) {
-    if (root == node) return 1;
-    if (node->id > root->id) return 0;
-    size_t n;
-    const UOp **t = uop_toposort(root, &n);
-    if (!t) {
-        walk_fail(w, "out of memory");
-        return -1;
-    }
-    int found = 0;
-    for (size_t i = 0; i < n && !found; i++) found = t[i] == node;
-    free(t);
+    int found = uop_graph_has(root, node);
+    if (found < 0) walk_fail(w, "out of memory");
     return found;
 }
 

@@ -354,6 +354,22 @@ const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Tr
     return rerun_stage(kp, n, r < kp->res[n].rewrites ? r : 0, trace, err, errlen);
 }
 
+bool pipeline_probe(KernelPipeline *kp, int n, long r, void (*probe)(const RuleSet *rs, void *user, void *ud),
+                    void *ud, char *err, size_t errlen) {
+    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return false;
+    char msg[1024] = "";
+    StageCtx sc = stage_ctx(kp, msg, sizeof msg);
+    sc.stop_after = r > 0 && (size_t)r < kp->res[n].rewrites ? (size_t)r : 0;
+    sc.probe = probe;
+    sc.probe_ud = ud;
+    sc.probe_first = r == 0;
+    const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
+    inserted_sets(kp, n, &sc, sides);
+    if (stage_run(&sc, n, point_root(kp, n - 1))) return true;
+    snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
+    return false;
+}
+
 const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen) {
     char msg[1024] = "";
     StageCtx sc = stage_ctx(kp, msg, sizeof msg);

@@ -99,6 +99,13 @@ const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err
  * its rebuilds when trace->keep_rebuilds is set (r = 0: nothing runs). */
 const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err,
                                          size_t errlen);
+/* Runs stage n again with StageCtx.probe set to probe: its rule pass stops
+ * after rewrite r (0: before its first, -1 or at least its rewrite count:
+ * at its end) and probe sees the rule set it runs and its rules' context
+ * there.  A stage that is not a rule pass never calls it.  False + err when
+ * the stage fails. */
+bool pipeline_probe(KernelPipeline *kp, int n, long r, void (*probe)(const RuleSet *rs, void *user, void *ud),
+                    void *ud, char *err, size_t errlen);
 /* Stage n's own rule sets (no inserted rules) run to their end on root, a
  * rewrite point of stage n: the form the stage would leave, for checking a
  * point whose form nothing can run (a half-done expansion).  NULL + err. */

@@ -517,6 +517,18 @@ static bool topo_reserve(uint32_t root_id) {
 
 const UOp **uop_toposort(const UOp *root, size_t *n) { return uop_toposort_gated(root, NULL, NULL, n); }
 
+int uop_graph_has(const UOp *root, const UOp *node) {
+    if (root == node) return 1;
+    if (!root || !node || node->id > root->id) return 0; /* a source is older than its users */
+    size_t n;
+    const UOp **t = uop_toposort(root, &n);
+    if (!t) return -1;
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) found = t[i] == node;
+    free((void *)t);
+    return found;
+}
+
 const UOp **uop_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n) {
     *n = 0;
     if (!root) return NULL;

@@ -112,6 +112,8 @@ bool uop_const_int_value(const UOp *u, int64_t *out);
 /* Post-order toposort (sources before users), each node once.  Returns a
  * malloc'd array of *n nodes (the root last), or NULL when out of memory. */
 const UOp **uop_toposort(const UOp *root, size_t *n);
+/* 1 when node is in the graph under root, 0 when not, -1 out of memory */
+int uop_graph_has(const UOp *root, const UOp *node);
 /* The same, not entering the sources of nodes for which leaf(u, ud) is true
  * (the scheduler stops at other kernels' buffers); leaf must not toposort. */
 const UOp **uop_toposort_gated(const UOp *root, bool (*leaf)(const UOp *u, void *ud), void *ud, size_t *n);

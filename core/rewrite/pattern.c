@@ -17,6 +17,7 @@
  *    until one applies.
  *  - "; comment" runs to the end of the line. */
 #include "pattern_internal.h"
+#include "../util/strbuf.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -433,6 +434,7 @@ static PNode *parse_node(Parser *ps) {
     } else {
         n = fail_at(ps, ps->p, "unexpected '%c'", *ps->p);
     }
+    if (n) n->end = (int)(ps->p - ps->text);
     ps->depth--;
     return n;
 }
@@ -551,7 +553,18 @@ typedef struct MState {
     uint64_t accepts;      /* complete matches handed to accept so far */
     MatchAcceptFn accept;
     void *ud;
+    /* pat_explain: the furthest miss so far, and the pattern nodes matched
+     * on the way being tried; NULL when only matching */
+    PatMiss *miss;
+    int progress;
 } MState;
+
+/* remembers a miss when it got further than the one kept */
+static bool missed(MState *st, PatMissKind kind, const PNode *p, const UOp *u, const UOp *bound) {
+    if (st->miss && st->progress > st->miss->progress)
+        *st->miss = (PatMiss){.kind = kind, .p = p, .u = u, .bound = bound, .progress = st->progress};
+    return false;
+}
 
 static bool solve(MState *st, const Goal *g);
 
@@ -577,16 +590,17 @@ static bool solve_sources(MState *st, const PNode *p, const UOp *u, const Goal *
         Goal r = {.p = NULL, .u = u, .repeat = p->repeat, .idx = 0, .next = next};
         return solve(st, &r);
     }
-    if (p->more ? u->nsrc < n : u->nsrc != n) return false;
+    if (p->more ? u->nsrc < n : u->nsrc != n) return missed(st, PAT_MISS_SOURCES, p, u, NULL);
     if (n == 0) return solve(st, next);
     /* early rejection on the sources' ops, before any order is tried; for a
-     * commutative node, an order whose ops cannot match is not tried */
+     * commutative node, an order whose ops cannot match is not tried (when
+     * explaining a miss, every order is tried to find where it fails) */
     bool try_straight = true, try_swapped = false;
     if (n == 2 && !p->more && is_commutative(u) && u->src[0] != u->src[1]) {
-        try_straight = op_could_match(p->src[0], u->src[0]) && op_could_match(p->src[1], u->src[1]);
-        try_swapped = op_could_match(p->src[0], u->src[1]) && op_could_match(p->src[1], u->src[0]);
+        try_straight = st->miss || (op_could_match(p->src[0], u->src[0]) && op_could_match(p->src[1], u->src[1]));
+        try_swapped = st->miss || (op_could_match(p->src[0], u->src[1]) && op_could_match(p->src[1], u->src[0]));
         if (!try_straight && !try_swapped) return false;
-    } else if (!p->any_order && !(n == 2 && is_commutative(u))) {
+    } else if (!st->miss && !p->any_order && !(n == 2 && is_commutative(u))) {
         for (int i = 0; i < n; i++)
             if (!op_could_match(p->src[i], u->src[i])) return false;
     }
@@ -631,17 +645,20 @@ static bool solve(MState *st, const Goal *g) {
             for (int i = g->idx; i < g->u->nsrc; i++) {
                 const UOp *s = g->u->src[i];
                 if (rp->kind == PN_ANY) {
-                    if (!node_ok(rp, s)) { st->bound = saved; return false; }
+                    if (!node_ok(rp, s)) { st->bound = saved; return missed(st, PAT_MISS_NODE, rp, s, NULL); }
                     if (rp->cap >= 0) {
                         uint32_t bit = 1u << rp->cap;
                         if (!(st->bound & bit)) { st->bound |= bit; st->caps[rp->cap] = s; }
-                        else if (st->caps[rp->cap] != s) { st->bound = saved; return false; }
+                        else if (st->caps[rp->cap] != s) {
+                            st->bound = saved;
+                            return missed(st, PAT_MISS_CAPTURE, rp, s, st->caps[rp->cap]);
+                        }
                     }
                 } else {
                     const UOp *scratch[PAT_MAX_CAPTURES];
-                    MState alone = {.caps = scratch};
+                    MState alone = {.caps = scratch, .miss = st->miss, .progress = st->progress};
                     Goal one = {.p = rp, .u = s};
-                    if (!solve(&alone, &one)) return false;
+                    if (!solve(&alone, &one)) { st->bound = saved; return false; }
                 }
             }
             if (solve(st, g->next)) return true;
@@ -654,19 +671,23 @@ static bool solve(MState *st, const Goal *g) {
     }
     const PNode *p = g->p;
     const UOp *u = g->u;
-    if (!node_ok(p, u)) return false;
+    if (!node_ok(p, u)) return missed(st, PAT_MISS_NODE, p, u, NULL);
     uint32_t saved = st->bound;
     if (p->cap >= 0) {
         uint32_t bit = 1u << p->cap;
         if (st->bound & bit) {
-            if (st->caps[p->cap] != u) return false;
+            if (st->caps[p->cap] != u) return missed(st, PAT_MISS_CAPTURE, p, u, st->caps[p->cap]);
         } else {
             st->bound |= bit;
             st->caps[p->cap] = u;
         }
     }
+    int progress = st->progress++;
     bool ok = p->kind == PN_NODE && p->src_given ? solve_sources(st, p, u, g->next) : solve(st, g->next);
-    if (!ok) st->bound = saved;
+    if (!ok) {
+        st->bound = saved;
+        st->progress = progress;
+    }
     return ok;
 }
 
@@ -766,6 +787,95 @@ bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn 
     return true;
 }
 
+bool pat_explain(const Pat *p, const UOp *u, const UOp **caps, PatMiss *miss) {
+    init_commutative();
+    /* progress -1: the root's own miss is kept too */
+    *miss = (PatMiss){.kind = PAT_MISS_NODE, .p = p->root, .u = u, .progress = -1};
+    MState st = {.caps = caps, .miss = miss};
+    Goal g = {.p = p->root, .u = u};
+    if (!solve(&st, &g)) return false;
+    for (int i = 0; i < p->ncap; i++)
+        if (!((st.bound >> i) & 1)) caps[i] = NULL;
+    return true;
+}
+
+static const char *pred_name(NodePredFn fn) {
+    for (int i = 0; i < g_npreds; i++)
+        if (g_preds[i].fn == fn) return g_preds[i].name;
+    return "a predicate";
+}
+
+/* "IDIV or MOD", "one of ADD, MUL, ... (9 ops)" */
+static void ops_text(StrBuf *sb, const PNode *p) {
+    int shown = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        if (!opset_has(&p->ops, (Op)op)) continue;
+        if (shown == 6) {
+            sb_printf(sb, ", ... (%d ops)", p->nops);
+            return;
+        }
+        if (shown) sb_puts(sb, shown + 1 == p->nops ? (p->nops == 2 ? " or " : ", or ") : ", ");
+        sb_puts(sb, op_name((Op)op));
+        shown++;
+    }
+}
+
+/* what of node_ok failed, in the order node_ok checks */
+static void node_miss_text(StrBuf *sb, const PNode *p, const UOp *u) {
+    if (p->kind == PN_NODE && p->has_ops && !opset_has(&p->ops, uop_op(u))) {
+        sb_puts(sb, "wants ");
+        ops_text(sb, p);
+        sb_printf(sb, ", it is %s", op_name(uop_op(u)));
+    } else if (p->kind == PN_CONST && uop_op(u) != OP_CONST) {
+        sb_puts(sb, "wants the constant ");
+        arg_format(sb, p->cval);
+        sb_printf(sb, ", it is %s", op_name(uop_op(u)));
+    } else if (p->kind == PN_CONST && !const_value_matches(p->cval, u->arg)) {
+        sb_puts(sb, "wants the value ");
+        arg_format(sb, p->cval);
+        sb_puts(sb, ", it is ");
+        arg_format(sb, u->arg);
+    } else if (p->has_dtype && !dtype_matches(p, u->dtype)) {
+        sb_puts(sb, "its dtype ");
+        dt_format(sb, u->dtype);
+        sb_puts(sb, " is not one the pattern allows");
+    } else if (p->has_arg && !arg_equal(p->arg, u->arg)) {
+        sb_puts(sb, "wants arg=");
+        arg_format(sb, p->arg);
+        sb_puts(sb, ", it has ");
+        arg_format(sb, u->arg);
+    } else {
+        for (int i = 0; i < p->npreds; i++)
+            if (!p->preds[i](u)) {
+                sb_printf(sb, "?%s is false for it", pred_name(p->preds[i]));
+                return;
+            }
+        sb_puts(sb, "does not match");
+    }
+}
+
+void pat_miss_describe(const Pat *p, const PatMiss *m, char *sub, size_t sublen, char *why, size_t whylen) {
+    const char *text = p->text ? p->text : "";
+    int len = m->p->end - m->p->pos;
+    if (len < 0 || (size_t)m->p->end > strlen(text)) len = 0;
+    snprintf(sub, sublen, "%.*s", len, text + m->p->pos);
+    StrBuf sb;
+    sb_init(&sb);
+    switch (m->kind) {
+    case PAT_MISS_NODE: node_miss_text(&sb, m->p, m->u); break;
+    case PAT_MISS_CAPTURE:
+        sb_printf(&sb, "%s is %%%u already, here it would be %%%u", m->p->cap >= 0 ? p->names[m->p->cap] : "_",
+                  m->bound ? m->bound->id : 0, m->u->id);
+        break;
+    case PAT_MISS_SOURCES:
+        sb_printf(&sb, "wants %s%d source%s, it has %d", m->p->more ? "at least " : "", m->p->nsrc,
+                  m->p->nsrc == 1 ? "" : "s", m->u->nsrc);
+        break;
+    }
+    snprintf(why, whylen, "%s", sb.len ? sb_str(&sb) : "does not match");
+    sb_free(&sb);
+}
+
 /* ------------------------------------------------------------------ */
 /* public pattern API                                                  */
 
@@ -776,6 +886,14 @@ Pat *pattern_compile(const char *text, char *err, size_t errlen) {
         return NULL;
     }
     p->root = pnode_parse(text, p->names, &p->ncap, err, errlen);
+    size_t tlen = strlen(text ? text : "");
+    if (p->root && (p->text = malloc(tlen + 1))) memcpy(p->text, text, tlen + 1);
+    if (p->root && !p->text) {
+        pnode_free(p->root);
+        pattern_arg_ctx_release();
+        p->root = NULL;
+        if (err && errlen) snprintf(err, errlen, "out of memory");
+    }
     if (!p->root) {
         for (int i = 0; i < p->ncap; i++) free(p->names[i]);
         free(p);
@@ -793,6 +911,7 @@ void pattern_free(Pat *p) {
     if (!p) return;
     pnode_free(p->root);
     for (int i = 0; i < p->ncap; i++) free(p->names[i]);
+    free(p->text);
     free(p);
     pattern_arg_ctx_release();
 }

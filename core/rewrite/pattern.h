@@ -108,6 +108,30 @@ RuleStats *rule_stats(Rule *r);
 /* Tries one rule on one node: 1 rewritten (*out set), 0 no match, -1 error. */
 int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, const UOp **out);
 
+/* Why a rule does or does not rewrite a node, for the debugger. */
+typedef enum RuleVerdict {
+    RULE_NO_MATCH,   /* the pattern does not match (miss_* say where it failed) */
+    RULE_DECLINED,   /* it matches; the rule's `when` or function declines every match */
+    RULE_REWRITES,   /* it matches and the rule gives `result` */
+    RULE_ERROR       /* the rule failed (error) */
+} RuleVerdict;
+typedef struct RuleExplain {
+    RuleVerdict verdict;
+    const UOp *miss_node;      /* RULE_NO_MATCH: the node the failing sub-pattern was tried on */
+    char miss_pattern[256];    /* that sub-pattern as written */
+    char miss_reason[256];     /* "wants IDIV or MOD, it is ADD" */
+    const UOp *cap[PAT_MAX_CAPTURES]; /* a match: the applied one, else the first */
+    int matches;               /* complete matches the rule was offered */
+    const UOp *result;         /* RULE_REWRITES */
+    char error[512];           /* RULE_ERROR */
+} RuleExplain;
+/* Tries r on u as rule_apply does (user as Match.user; the rule's
+ * statistics are left alone) and says why it rewrites u or not. */
+void rule_explain(Rule *r, UCtx *c, const UOp *u, void *user, RuleExplain *out);
+const char *rule_verdict_name(RuleVerdict v); /* "no match", "declined", "rewrites", "error" */
+/* the pattern as written */
+const char *rule_pattern_text(const Rule *r);
+
 /* ---- rule sets: ordered lists of rules, indexed by root op ---- */
 RuleSet *ruleset_new(const char *name);
 /* Adds a rule (takes a reference). */

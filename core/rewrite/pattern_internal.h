@@ -22,6 +22,7 @@ typedef enum PNodeKind {
 typedef struct PNode {
     PNodeKind kind;
     int pos;                  /* offset in the source text, for errors */
+    int end;                  /* where the node's text ends (pos..end is the sub-pattern) */
     int cap;                  /* capture slot, -1 if not captured */
     bool has_ops;             /* op filter present */
     OpSet ops;
@@ -53,6 +54,7 @@ typedef struct PNode {
 } PNode;
 
 struct Pat {
+    char *text;               /* as written, for explaining a failed match */
     PNode *root;
     char *names[PAT_MAX_CAPTURES];
     int ncap;
@@ -80,6 +82,30 @@ void pattern_arg_ctx_release(void);
  * is not). */
 typedef bool (*MatchAcceptFn)(const UOp **caps, uint32_t bound, void *ud);
 bool pat_match_with(const Pat *p, const UOp *u, const UOp **caps, MatchAcceptFn accept, void *ud);
+
+/* Where a match that failed got furthest: the sub-pattern that did not
+ * match, the node it was tried on and what was wrong.  Of every way the
+ * matcher tried (both orders of a commutative node, every permutation of
+ * [...]), the one that matched the most pattern nodes first is kept; the
+ * first of those on a tie, in tinygrad's order. */
+typedef enum PatMissKind {
+    PAT_MISS_NODE,     /* the node's op, value, dtype, arg or a ?predicate */
+    PAT_MISS_CAPTURE,  /* a capture named twice would bind two nodes */
+    PAT_MISS_SOURCES   /* the node has the wrong number of sources */
+} PatMissKind;
+typedef struct PatMiss {
+    PatMissKind kind;
+    const PNode *p;
+    const UOp *u;
+    const UOp *bound;  /* PAT_MISS_CAPTURE: what the capture is already */
+    int progress;      /* pattern nodes matched before the miss */
+} PatMiss;
+/* True with the first complete match in caps (no accept function: the
+ * pattern alone), else false with *miss filled. */
+bool pat_explain(const Pat *p, const UOp *u, const UOp **caps, PatMiss *miss);
+/* The missing sub-pattern as written, and what was wrong as a phrase:
+ * "wants IDIV or MOD, it is ADD". */
+void pat_miss_describe(const Pat *p, const PatMiss *m, char *sub, size_t sublen, char *why, size_t whylen);
 /* A necessary condition for p to match u, from u's op, its source count and
  * its first sources' ops alone (the first check pat_match_with makes). */
 bool pat_could_match(const Pat *p, const UOp *u);

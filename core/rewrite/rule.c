@@ -135,14 +135,14 @@ typedef struct Attempt {
     Rule *r;
     Match m;
     const UOp *result;
-    bool matched;
+    int matches;       /* complete matches offered to the rule */
 } Attempt;
 
 /* called by the matcher for each way the pattern matches */
 static bool try_match(const UOp **caps, uint32_t bound, void *ud) {
     Attempt *a = ud;
     Rule *r = a->r;
-    a->matched = true;
+    a->matches++;
     for (int i = 0; i < r->pat->ncap; i++)
         if (!((bound >> i) & 1)) caps[i] = NULL;
     if (r->when && !r->when(&a->m, r->ud)) return false;
@@ -163,29 +163,74 @@ static bool try_match(const UOp **caps, uint32_t bound, void *ud) {
     return true;
 }
 
+/* offers u to r: every match in turn until the rule gives a result */
+static void attempt(Attempt *a, Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run) {
+    /* not zeroed as a whole: the capture slots are written by the matcher
+     * before anything reads them */
+    a->r = r;
+    a->result = NULL;
+    a->matches = 0;
+    a->m.rule = r;
+    a->m.root = u;
+    a->m.ctx = c;
+    a->m.user = user;
+    a->m.run = run;
+    pat_match_with(r->pat, u, a->m.cap, try_match, a);
+}
+
 int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, const UOp **out) {
     RewriteRun local = {.ctx = c, .failed = false};
     if (!run) run = &local;
-    /* not zeroed as a whole: the capture slots are written by the matcher
-     * before anything reads them */
     Attempt a;
-    a.r = r;
-    a.result = NULL;
-    a.matched = false;
-    a.m.rule = r;
-    a.m.root = u;
-    a.m.ctx = c;
-    a.m.user = user;
-    a.m.run = run;
     r->stats.attempts++;
-    pat_match_with(r->pat, u, a.m.cap, try_match, &a);
-    if (a.matched) r->stats.matches++;
+    attempt(&a, r, c, u, user, run);
+    if (a.matches) r->stats.matches++;
     if (run->failed) return -1;
     if (!a.result) return 0;
     r->stats.rewrites++;
     if (out) *out = a.result;
     return 1;
 }
+
+void rule_explain(Rule *r, UCtx *c, const UOp *u, void *user, RuleExplain *out) {
+    memset(out, 0, sizeof *out);
+    PatMiss miss;
+    if (!pat_explain(r->pat, u, out->cap, &miss)) {
+        out->verdict = RULE_NO_MATCH;
+        out->miss_node = miss.u;
+        pat_miss_describe(r->pat, &miss, out->miss_pattern, sizeof out->miss_pattern, out->miss_reason,
+                          sizeof out->miss_reason);
+        return;
+    }
+    RewriteRun run = {.ctx = c, .failed = false};
+    Attempt a;
+    uctx_clear_error(c);
+    attempt(&a, r, c, u, user, &run);
+    out->matches = a.matches;
+    if (run.failed) {
+        out->verdict = RULE_ERROR;
+        snprintf(out->error, sizeof out->error, "%s", uctx_error(c));
+    } else if (a.result) {
+        out->verdict = RULE_REWRITES;
+        out->result = a.result;
+        memcpy(out->cap, a.m.cap, sizeof out->cap);
+        for (int i = r->pat->ncap; i < PAT_MAX_CAPTURES; i++) out->cap[i] = NULL;
+    } else {
+        out->verdict = RULE_DECLINED;
+    }
+}
+
+const char *rule_verdict_name(RuleVerdict v) {
+    switch (v) {
+    case RULE_NO_MATCH: return "no match";
+    case RULE_DECLINED: return "declined";
+    case RULE_REWRITES: return "rewrites";
+    case RULE_ERROR: return "error";
+    }
+    return "?";
+}
+
+const char *rule_pattern_text(const Rule *r) { return r && r->pat->text ? r->pat->text : ""; }
 
 /* ---- rule sets ---- */
 

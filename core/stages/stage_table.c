@@ -180,7 +180,8 @@ static const UOp *run_graph_rewrite(StageCtx *sc, const Stage *st, const RuleSet
     RewriteOpts o = {.bottom_up = st->bottom_up, .name = st->pass_name, .trace = sc->trace, .timing = sc->timing,
                      .user = user, .stop_after = sc->stop_after};
     uctx_clear_error(sc->c);
-    const UOp *r = graph_rewrite(sc->c, root, rs, &o);
+    const UOp *r = sc->probe && sc->probe_first ? root : graph_rewrite(sc->c, root, rs, &o);
+    if (r && sc->probe) sc->probe(rs, user, sc->probe_ud);
     if (st->ctx && st->ctx->release) st->ctx->release(user);
     free(user);
     if (!r) return stage_fail(sc, "%s", uctx_error(sc->c));
@@ -194,7 +195,12 @@ static const UOp *run_line_rewrite(StageCtx *sc, const Stage *st, const RuleSet 
     const UOp **out = NULL;
     size_t nout = 0;
     uctx_clear_error(sc->c);
+    if (sc->probe && sc->probe_first) {
+        sc->probe(rs, NULL, sc->probe_ud);
+        return root;
+    }
     if (!line_rewrite(sc->c, root->src, root->nsrc, rs, &o, &out, &nout)) return stage_fail(sc, "%s", uctx_error(sc->c));
+    if (sc->probe) sc->probe(rs, NULL, sc->probe_ud);
     const UOp *lin = nout <= 65535 ? uop_new(sc->c, OP_LINEAR, DT_VOID, out, (int)nout, NULL) : NULL;
     free((void *)out);
     if (!lin) return stage_fail(sc, "%s", nout > 65535 ? "too many instructions" : uctx_error(sc->c));

@@ -76,6 +76,15 @@ typedef struct StageCtx {
      * the point before it, as the pipeline runs it */
     bool verify;
     StageTarget target;      /* uop.compile's {target = "gpu"}; TARGET_CPU by default */
+    /* the debugger's look inside a rule pass (k:why): when set, a rewrite or
+     * line-rewrite row calls it with the rule set it runs and the context
+     * its rules get (Match.user, NULL for none) once the pass has stopped
+     * (after stop_after rewrites, or at its end), before that context is
+     * released; with probe_first the pass makes no rewrite and the probe
+     * sees the context as made from the stage's input */
+    void (*probe)(const RuleSet *rs, void *user, void *ud);
+    void *probe_ud;
+    bool probe_first;
 } StageCtx;
 
 /* A hook: a stage that is an algorithm rather than rule sets (opts,

@@ -1,0 +1,212 @@
+/* rule_why.c - why a rule does or does not rewrite a node (rule_why.h):
+ * picks the stage that runs the rule, runs that stage's pass again to where
+ * the current point stands with a probe that tries the rule on the node in
+ * the pass's own context, and reads the stage's trace for what it did to
+ * the node. */
+#include "rule_why.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../rewrite/registry.h"
+#include "../util/interrupt.h"
+
+static bool why_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool why_fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* the rule set a stage's row runs (NULL for a hook or a pass) */
+static const RuleSet *row_rules(const KernelPipeline *kp, int n) {
+    const Stage *st = stage_get(n);
+    if (!st || (st->kind != STAGE_REWRITE && st->kind != STAGE_LINE_REWRITE)) return NULL;
+    stages_register_rulesets();
+    const char *names = pipeline_options(kp).native_transcendentals && st->rules_native ? st->rules_native : st->rules;
+    char why[300];
+    return ruleset_get(names, why, sizeof why);
+}
+
+static int count_named(const RuleSet *rs, const char *name) {
+    int found = 0;
+    for (int i = 0; rs && i < ruleset_count(rs); i++) found += strcmp(rule_name(ruleset_rule(rs, i)), name) == 0;
+    return found;
+}
+
+/* rules of that name stage n's pass runs: its row's and those inserted into
+ * it (rules inserted around a hook run in passes of their own, which the
+ * probe does not reach, so they do not count) */
+static int stage_runs_rule(const KernelPipeline *kp, int n, const char *name) {
+    const RuleSet *own = row_rules(kp, n);
+    if (!own) return 0;
+    int found = count_named(own, name);
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage == n) found += count_named(ins->rules, name);
+    }
+    return found;
+}
+
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* the name of a rule some stage runs that is closest to name, or NULL */
+static const char *closest_rule(const KernelPipeline *kp, const char *name) {
+    const char *best = NULL;
+    size_t best_d = 4; /* only suggest near misses */
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const RuleSet *rs = row_rules(kp, n);
+        for (int i = 0; rs && i < ruleset_count(rs); i++) {
+            const char *cand = rule_name(ruleset_rule(rs, i));
+            size_t d = edit_distance(name, cand);
+            if (d < best_d) best_d = d, best = cand;
+        }
+    }
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const RuleSet *rs = pipeline_inserted(kp, i)->rules;
+        for (int j = 0; j < ruleset_count(rs); j++) {
+            const char *cand = rule_name(ruleset_rule(rs, j));
+            size_t d = edit_distance(name, cand);
+            if (d < best_d) best_d = d, best = cand;
+        }
+    }
+    return best;
+}
+
+/* The stage to try the rule in: the current one when it runs it, else the
+ * next that does, else the last before.  0 when none does. */
+static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) {
+    if (at_stage >= 1 && stage_runs_rule(kp, at_stage, name)) return at_stage;
+    for (int n = at_stage + 1; n <= STAGE_COUNT; n++)
+        if (stage_runs_rule(kp, n, name)) return n;
+    for (int n = at_stage - 1; n >= 1; n--)
+        if (stage_runs_rule(kp, n, name)) return n;
+    return 0;
+}
+
+typedef struct Probe {
+    const char *name;
+    UCtx *c;
+    RuleWhy *out;
+} Probe;
+
+/* inside the stage's pass: every rule of that name tried on the node */
+static void probe_rules(const RuleSet *rs, void *user, void *ud) {
+    Probe *p = ud;
+    RuleWhy *w = p->out;
+    w->set_size = ruleset_count(rs);
+    for (int i = 0; i < ruleset_count(rs); i++) {
+        Rule *r = ruleset_rule(rs, i);
+        for (int d = 0; d < w->ndone; d++)
+            if (!w->done[d].index && !strcmp(rule_name(r), w->done[d].rule) && !strcmp(rule_file(r), w->done[d].file) &&
+                rule_line(r) == w->done[d].line)
+                w->done[d].index = i + 1;
+        if (strcmp(rule_name(r), p->name) != 0) continue;
+        if (w->nrules < RULE_WHY_MAX_RULES) {
+            w->index[w->nrules] = i + 1;
+            w->rule[w->nrules] = r;
+            rule_explain(r, p->c, w->node, user, &w->ex[w->nrules]);
+        }
+        w->nrules++;
+    }
+}
+
+/* what the stage did to the node, and how often the rule fired in it */
+static bool read_trace(KernelPipeline *kp, RuleWhy *w, const char *name, char *err, size_t errlen) {
+    const StageResult *res = pipeline_result(kp, w->stage);
+    if (!res) return why_fail(err, errlen, "stage %d has not run", w->stage);
+    const Trace *t = &res->trace;
+    w->of = t->nrewrites;
+    for (size_t i = 0; i < t->nrewrites; i++) {
+        const TraceRewrite *tr = &t->rewrites[i];
+        if (strcmp(tr->rule, name) == 0) w->fired++;
+        if (tr->before != w->node) continue;
+        WhyRewrite *grown = realloc(w->done, (size_t)(w->ndone + 1) * sizeof *grown);
+        if (!grown) return why_fail(err, errlen, "out of memory");
+        w->done = grown;
+        w->done[w->ndone++] = (WhyRewrite){.rewrite = i + 1, .rule = tr->rule, .file = tr->file, .line = tr->line,
+                                           .after = tr->after};
+    }
+    return true;
+}
+
+static const char *where_name(char *buf, size_t len, int stage, long r) {
+    if (r < 0) snprintf(buf, len, "point %d, the end of stage %d", stage, stage);
+    else if (r == 0) snprintf(buf, len, "point %d.0, the input of stage %d", stage, stage);
+    else snprintf(buf, len, "point %d.%ld", stage, r);
+    return buf;
+}
+
+bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rule, const UOp *node, int stage,
+              RuleWhy *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->node = node;
+    if (!rule || !*rule) return why_fail(err, errlen, "no rule name given");
+    if (stage < 0 || stage > STAGE_COUNT) return why_fail(err, errlen, "no stage %d: stages are 1 to %d", stage, STAGE_COUNT);
+    if (stage == 0) stage = pick_stage(kp, at_stage, rule);
+    if (!stage || !stage_runs_rule(kp, stage, rule)) {
+        const char *near = closest_rule(kp, rule);
+        char hint[160] = "";
+        if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
+        if (!stage) return why_fail(err, errlen, "no stage runs a rule named %s%s", rule, hint);
+        const Stage *st = stage_get(stage);
+        return why_fail(err, errlen, "stage %d (%s) runs no rule named %s%s", stage, st->name, rule, hint);
+    }
+    out->stage = stage;
+    /* where in the stage: the current point when it is in the stage, else
+     * the stage's input (ahead of the point) or its end (behind it) */
+    long r = stage == at_stage ? at_rewrite : stage > at_stage ? 0 : -1;
+    if (stage == at_stage && at_rewrite < 0) r = -1;
+    char perr[1024];
+    const UOp *in = pipeline_root(kp, stage - 1, perr, sizeof perr);
+    const UOp *end = in ? pipeline_root(kp, stage, perr, sizeof perr) : NULL;
+    if (!in || !end) return why_fail(err, errlen, "%s", perr);
+    const StageResult *res = pipeline_result(kp, stage);
+    if (r > 0 && (size_t)r >= res->rewrites) r = -1;
+    out->rewrite = r;
+    const UOp *there = r < 0 ? end : r == 0 ? in : pipeline_rewrite_point(kp, stage, (size_t)r, perr, sizeof perr);
+    if (!there) return why_fail(err, errlen, "%s", perr);
+    if (uopdb_interrupted()) return why_fail(err, errlen, "interrupted");
+    int has = uop_graph_has(there, node);
+    out->in_input = uop_graph_has(in, node);
+    out->in_output = uop_graph_has(end, node);
+    if (has < 0 || out->in_input < 0 || out->in_output < 0) return why_fail(err, errlen, "out of memory");
+    if (!has) {
+        char where[96];
+        return why_fail(err, errlen,
+                        "%%%u is not in the graph at %s, where its rules would see it (go to a point of stage %d "
+                        "whose graph has it, or name another stage: {stage = N})",
+                        node->id, where_name(where, sizeof where, stage, r), stage);
+    }
+    if (!read_trace(kp, out, rule, err, errlen)) return false;
+    Probe p = {.name = rule, .c = pipeline_ctx(kp), .out = out};
+    if (!pipeline_probe(kp, stage, r, probe_rules, &p, perr, sizeof perr)) return why_fail(err, errlen, "%s", perr);
+    if (!out->nrules) return why_fail(err, errlen, "stage %d did not run its rules", stage);
+    return true;
+}
+
+void rule_why_free(RuleWhy *w) {
+    free(w->done);
+    w->done = NULL;
+    w->ndone = 0;
+}

@@ -170,7 +170,7 @@ for _, s in ipairs(seeds) do run(s[1], s[2]) end
 -- the calls a seed makes must not depend on the machine's speed.)
 local slow_names = {"compile", "run", "time", "report", "export", "dot", "bisect", "check", "realize", "tolist",
   "item", "tostring", "format_values", "llvm", "asm", "stages", "seek", "step", "next", "prev", "continue",
-  "heuristic", "reference", "diff", "rules", "rewrites", "print", "kernel", "origin"}
+  "heuristic", "reference", "diff", "rules", "rewrites", "print", "kernel", "origin", "why"}
 for _, t in ipairs(targets) do
   for _, w in ipairs(slow_names) do
     if t.label:lower():find(w, 1, true) then t.slow = true end

@@ -309,7 +309,8 @@ def drain(t):
                 return
 drain(1.0)
 for keys in [b"u = uop.var('u', 0, 5)\r", b"uop.cons\t", b"(uop.dtypes.int, 3):arg()\r", b"u:vma\t", b"()\r",
-             b"half typed", b"\x03", b"print('alive')\r", b"\x04"]:
+             b"half typed", b"\x03", b"print('alive')\r",
+             b"k = uop.compile(Tensor.ones(2, 2):sum(1)):kernel(1)\r", b":goto 15\r", b":why lower_bina\t 0\r", b"\x04"]:
     os.write(fd, keys)
     drain(0.5)
 _, status = os.waitpid(pid, 0)
@@ -321,6 +322,9 @@ PY
     expect_has "terminal: completion of uop.cons" $'3\n' "$out"
     expect_has "terminal: completion of a method" $'5\n' "$out"
     expect_has "terminal: Ctrl-C at the prompt keeps the session" $'alive\n' "$out"
+    # Tab completed the rule's name: the rule was found, and the node is what is missing
+    expect_has "terminal: :why completes a rule name" "why: %0 is not in the graph at point 15" "$out"
+    if [[ "$out" == *"named lower_bina"* ]]; then bad "terminal: :why ran with the half-typed name" "$out"; else ok; fi
     expect_has "terminal: clean exit on Ctrl-D" "exit=0" "$out"
     expect_has "terminal: history saved" "print('alive')" "$(cat "$tmp/history" 2>/dev/null)"
 fi
@@ -436,6 +440,24 @@ expect_has "--color with a bad value: message" "--color takes never, always or a
 run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="m2a", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:break rule m2a\n:continue\n'
 expect_has ":continue: where it stopped" "rewrite 8 of 21: m2a (stdin:1)" "$out"
 expect_has ":continue: the diff of that rewrite" $'--- stage 15.7\n+++ stage 15.8' "$out"
+
+# --- :why says where a rule's pattern fails on a node, or what the rule gives ---
+run "${prefix}:goto 15"$'\n'":why mul_to_add32 %${made}"$'\n'":why mul_to_add32 ${made}"$'\n:why mul_to_add32\n:why mul_to_add32 x1\n:why a b c\n:why no_such_rule 1\n'
+expect_has ":why: the rule and the node" "why rule mul_to_add32 (stdin:1) on %${made} = ADD int32" "$out"
+expect_has ":why: where it was tried" "tried in stage 15 (lower index dtype) at its end, point 15" "$out"
+expect_has ":why: where the pattern fails" "no match: (MUL:int32 a b) fails on %${made}: wants MUL, it is ADD" "$out"
+expect_eq ":why: %ID and ID are the same" "2" "$(grep -c "^why rule mul_to_add32 (stdin:1) on %${made} " <<<"$out")"
+expect_has ":why: bad arguments" ":why takes a rule name and a node id, e.g. :why mul_to_add 329" "$err"
+expect_eq ":why: three bad lines" "3" "$(grep -c '^:why takes a rule name' <<<"$err")"
+expect_has ":why: an unknown rule, one line" "why: no stage runs a rule named no_such_rule" "$err"
+run "${prefix}:goto 15"$'\n'"k:seek(15, c.index - 1)"$'\n'":why mul_to_add32 %${from}"$'\n' --color=always
+expect_has ":why in colour: a rewrite" $'  \033[32mrewrites\033[0m %'"${from}" "$out"
+run "${prefix}:goto 15"$'\n'":why mul_to_add32 %${made}"$'\n' --color=always
+expect_has ":why in colour: no match" $'  \033[31mno match\033[0m: ' "$out"
+run $':complete :why mul_to_ad\n:complete :why lower_bin\n'
+expect_has ":why completes rule names" "lower_binary" "$out"
+run $':help why\n'
+expect_has ":help why" "Why rule RULE does or does not rewrite node ID" "$out"
 
 # --- :help CMD, :kernel N ---
 run $':help goto\n:help :bisect\n:help nosuch\n'

@@ -116,6 +116,11 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
     lua_setfield(L, -2, k);
 }
 
+static void set_bool(lua_State *L, const char *k, bool v) {
+    lua_pushboolean(L, v);
+    lua_setfield(L, -2, k);
+}
+
 static void set_fields(lua_State *L, const RuleWhy *w, const char *point) {
     const Rule *r = w->rule[0];
     const RuleExplain *ex = &w->ex[0];
@@ -158,10 +163,8 @@ static void set_fields(lua_State *L, const RuleWhy *w, const char *point) {
     }
     lua_setfield(L, -2, "rewrites");
     set_int(L, "fired", (lua_Integer)w->fired);
-    lua_pushboolean(L, w->in_input);
-    lua_setfield(L, -2, "in_input");
-    lua_pushboolean(L, w->in_output);
-    lua_setfield(L, -2, "in_output");
+    set_bool(L, "in_input", w->in_input);
+    set_bool(L, "in_output", w->in_output);
 }
 
 int luop_kernel_why(lua_State *L) {

@@ -43,8 +43,8 @@ static const char help_text[] =
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
     "  :origin ID         where node ID came from: the rewrites that made it, back to stage 0\n"
-    "  :why RULE ID       why rule RULE does or does not rewrite node ID: where its pattern\n"
-    "                     fails, or what it gives, and what the stage did to the node\n"
+    "  :why [RULE] ID     why rule RULE does or does not rewrite node ID: where its pattern\n"
+    "                     fails, or what it gives (no RULE: every rule that could match)\n"
     "  :verify [N|all]    check point N (or every point) against tinygrad's spec of its form\n"
     "  :report FILE       the whole program as one HTML page (stages, diffs, rules, graphs)\n"
     "  :beam N            search its opts by timing candidates (beam width N), keep the best\n"
@@ -238,7 +238,7 @@ static const CommandInfo commands[] = {
      ":origin %331   -- the same\n"
      ":goto 15.8     -- stand right after the rewrite that made it",
      NULL},
-    {"why", NULL, ARGS_RULE_NODE, ":why RULE ID",
+    {"why", NULL, ARGS_RULE_NODE, ":why RULE ID | :why ID",
      "Why rule RULE does or does not rewrite node ID of the graph at the current\n"
      "point.  The rule is tried on the node inside the stage that runs it (the\n"
      "current stage when it does, else the next one, else the last before), where\n"
@@ -246,10 +246,13 @@ static const CommandInfo commands[] = {
      "gives its rules.  It says where the pattern fails to match (the sub-pattern,\n"
      "the node it fails on and what differs), or that the rule declines the match,\n"
      "or what it rewrites the node into; then what the stage itself did to the\n"
-     "node (which rule rewrote it, where).  From Lua: k:why(rule, node [, {stage = N}]).",
+     "node (which rule rewrote it, where).  Without RULE: every rule of the stage\n"
+     "whose pattern can match the node's op, one line each, in the order the stage\n"
+     "offers them the node.  From Lua: k:why(rule, node [, {stage = N}]), k:why(node).",
      ":why mul_to_add 329         -- does the planted rule rewrite %329?\n"
      ":why lower_binary %317      -- where lower_binary's pattern fails on %317\n"
-     ":goto 15.7                  -- then :why again: the rule as the pass stood there",
+     ":why 317                    -- what each rule that could rewrite %317 says\n"
+     ":goto 15.7                  -- then :why again: the rules as the pass stood there",
      NULL},
     {"beam", NULL, ARGS_NUMBER, ":beam N",
      "Searches the current kernel's opts with a beam of width N (tinygrad's BEAM=N):\n"
@@ -385,7 +388,7 @@ static bool is_kernel_name(const char *s) {
 }
 
 /* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N|NAME], :origin ID,
- * :why RULE ID;
+ * :why [RULE] ID;
  * false if name is none of them */
 static bool debug_command(lua_State *L, const char *name, const char *rest) {
     char call[768];
@@ -439,12 +442,17 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
         bool rule_ok = got >= 1;
         for (const char *c = rule; rule_ok && *c; c++)
             rule_ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-';
-        if (got != 2 || !rule_ok || !*digits || !all_digits(digits) || strlen(digits) > 10) {
-            fprintf(stderr, ":why takes a rule name and a node id, e.g. :why mul_to_add 329 (:rules lists a stage's "
-                            "rules, :print the ids)\n");
+        /* one argument: a node id, every rule asked */
+        const char *alone = rule[0] == '%' ? rule + 1 : rule;
+        if (got == 1 && *alone && all_digits(alone) && strlen(alone) <= 10) {
+            snprintf(call, sizeof call, "return k:why(%s)", alone);
+        } else if (got != 2 || !rule_ok || !*digits || !all_digits(digits) || strlen(digits) > 10) {
+            fprintf(stderr, ":why takes a rule name and a node id, or a node id alone, e.g. :why mul_to_add 329 or "
+                            ":why 329 (:rules lists a stage's rules, :print the ids)\n");
             return true;
+        } else {
+            snprintf(call, sizeof call, "return k:why(\"%s\", %s)", rule, digits);
         }
-        snprintf(call, sizeof call, "return k:why(\"%s\", %s)", rule, digits);
     } else if (!strcmp(name, "breaks")) {
         snprintf(call, sizeof call, "return k:breakpoints()");
     } else if (!strcmp(name, "delete")) {

@@ -20,7 +20,7 @@ typedef enum CommandArgs {
     ARGS_TEXT,    /* anything */
     ARGS_NUMBER,  /* one integer that is not a stage (a beam width) */
     ARGS_NODE,    /* one node id, 331 or %331 */
-    ARGS_RULE_NODE, /* a rule name, then a node id */
+    ARGS_RULE_NODE, /* a rule name, then a node id (or a node id alone) */
 } CommandArgs;
 
 typedef struct CommandInfo {

@@ -36,16 +36,17 @@ static int count_named(const RuleSet *rs, const char *name) {
     return found;
 }
 
-/* rules of that name stage n's pass runs: its row's and those inserted into
- * it (rules inserted around a hook run in passes of their own, which the
- * probe does not reach, so they do not count) */
+/* rules of that name stage n's pass runs (with name NULL: all of them): its
+ * row's and those inserted into it (rules inserted around a hook run in
+ * passes of their own, which the probe does not reach, so they do not
+ * count) */
 static int stage_runs_rule(const KernelPipeline *kp, int n, const char *name) {
     const RuleSet *own = row_rules(kp, n);
     if (!own) return 0;
-    int found = count_named(own, name);
+    int found = name ? count_named(own, name) : ruleset_count(own);
     for (int i = 0; i < pipeline_inserted_count(kp); i++) {
         const InsertedRules *ins = pipeline_inserted(kp, i);
-        if (ins->stage == n) found += count_named(ins->rules, name);
+        if (ins->stage == n) found += name ? count_named(ins->rules, name) : ruleset_count(ins->rules);
     }
     return found;
 }
@@ -95,7 +96,7 @@ static const char *closest_rule(const KernelPipeline *kp, const char *name) {
 
 /* The stage to try the rule in: the current one when it runs it, else the
  * next that does, else the last before.  0 when none does. */
-static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) {
+static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) { /* name NULL: any rule */
     if (at_stage >= 1 && stage_runs_rule(kp, at_stage, name)) return at_stage;
     for (int n = at_stage + 1; n <= STAGE_COUNT; n++)
         if (stage_runs_rule(kp, n, name)) return n;
@@ -105,29 +106,34 @@ static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) 
 }
 
 typedef struct Probe {
-    const char *name;
+    const char *name; /* NULL: every rule that can match the node's op */
     UCtx *c;
     RuleWhy *out;
+    bool oom;
 } Probe;
 
-/* inside the stage's pass: every rule of that name tried on the node */
+/* inside the stage's pass: the rules asked for tried on the node */
 static void probe_rules(const RuleSet *rs, void *user, void *ud) {
     Probe *p = ud;
     RuleWhy *w = p->out;
-    w->set_size = ruleset_count(rs);
-    for (int i = 0; i < ruleset_count(rs); i++) {
+    int n = ruleset_count(rs);
+    w->set_size = n;
+    for (int i = 0; i < n; i++) {
         Rule *r = ruleset_rule(rs, i);
         for (int d = 0; d < w->ndone; d++)
             if (!w->done[d].index && !strcmp(rule_name(r), w->done[d].rule) && !strcmp(rule_file(r), w->done[d].file) &&
                 rule_line(r) == w->done[d].line)
                 w->done[d].index = i + 1;
-        if (strcmp(rule_name(r), p->name) != 0) continue;
-        if (w->nrules < RULE_WHY_MAX_RULES) {
-            w->index[w->nrules] = i + 1;
-            w->rule[w->nrules] = r;
-            rule_explain(r, p->c, w->node, user, &w->ex[w->nrules]);
+        bool wanted = p->name ? !strcmp(rule_name(r), p->name) : rule_root_can_be(r, uop_op(w->node));
+        if (!wanted) continue;
+        if (!w->rules && !(w->rules = calloc((size_t)n, sizeof *w->rules))) {
+            p->oom = true;
+            return;
         }
-        w->nrules++;
+        WhyRule *t = &w->rules[w->nrules++];
+        t->index = i + 1;
+        t->rule = r;
+        rule_explain(r, p->c, w->node, user, &t->ex);
     }
 }
 
@@ -139,7 +145,7 @@ static bool read_trace(KernelPipeline *kp, RuleWhy *w, const char *name, char *e
     w->of = t->nrewrites;
     for (size_t i = 0; i < t->nrewrites; i++) {
         const TraceRewrite *tr = &t->rewrites[i];
-        if (strcmp(tr->rule, name) == 0) w->fired++;
+        if (name && strcmp(tr->rule, name) == 0) w->fired++;
         if (tr->before != w->node) continue;
         WhyRewrite *grown = realloc(w->done, (size_t)(w->ndone + 1) * sizeof *grown);
         if (!grown) return why_fail(err, errlen, "out of memory");
@@ -161,10 +167,16 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
               RuleWhy *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->node = node;
-    if (!rule || !*rule) return why_fail(err, errlen, "no rule name given");
+    if (rule && !*rule) return why_fail(err, errlen, "no rule name given");
     if (stage < 0 || stage > STAGE_COUNT) return why_fail(err, errlen, "no stage %d: stages are 1 to %d", stage, STAGE_COUNT);
     if (stage == 0) stage = pick_stage(kp, at_stage, rule);
-    if (!stage || !stage_runs_rule(kp, stage, rule)) {
+    if (!rule && (!stage || !stage_runs_rule(kp, stage, NULL))) {
+        if (!stage) return why_fail(err, errlen, "no stage runs rules");
+        const Stage *st = stage_get(stage);
+        return why_fail(err, errlen, "stage %d (%s) runs no rules (it is %s)", stage, st->name,
+                        st->kind == STAGE_HOOK ? "an algorithm, not a rule pass" : "a pass that does nothing here");
+    }
+    if (rule && (!stage || !stage_runs_rule(kp, stage, rule))) {
         const char *near = closest_rule(kp, rule);
         char hint[160] = "";
         if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
@@ -201,12 +213,16 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
     if (!read_trace(kp, out, rule, err, errlen)) return false;
     Probe p = {.name = rule, .c = pipeline_ctx(kp), .out = out};
     if (!pipeline_probe(kp, stage, r, probe_rules, &p, perr, sizeof perr)) return why_fail(err, errlen, "%s", perr);
-    if (!out->nrules) return why_fail(err, errlen, "stage %d did not run its rules", stage);
+    if (p.oom) return why_fail(err, errlen, "out of memory");
+    if (rule && !out->nrules) return why_fail(err, errlen, "stage %d ran no rule named %s", stage, rule);
+    if (!out->set_size) return why_fail(err, errlen, "stage %d did not run its rules", stage);
     return true;
 }
 
 void rule_why_free(RuleWhy *w) {
     free(w->done);
+    free(w->rules);
     w->done = NULL;
-    w->ndone = 0;
+    w->rules = NULL;
+    w->ndone = w->nrules = 0;
 }

@@ -131,6 +131,8 @@ void rule_explain(Rule *r, UCtx *c, const UOp *u, void *user, RuleExplain *out);
 const char *rule_verdict_name(RuleVerdict v); /* "no match", "declined", "rewrites", "error" */
 /* the pattern as written */
 const char *rule_pattern_text(const Rule *r);
+/* whether the rule's pattern can match a node of this op at its root */
+bool rule_root_can_be(const Rule *r, Op op);
 
 /* ---- rule sets: ordered lists of rules, indexed by root op ---- */
 RuleSet *ruleset_new(const char *name);

@@ -232,6 +232,8 @@ const char *rule_verdict_name(RuleVerdict v) {
 
 const char *rule_pattern_text(const Rule *r) { return r && r->pat->text ? r->pat->text : ""; }
 
+bool rule_root_can_be(const Rule *r, Op op) { return r && (r->pat->root_any_op || opset_has(&r->pat->root_ops, op)); }
+
 /* ---- rule sets ---- */
 
 typedef struct RuleList {

@@ -3,9 +3,10 @@
 -- current point.  A planted rule rewrites the node the stage's trace says
 -- it did; a pattern that fails names the sub-pattern, the node and what
 -- differs; a rule that declines or fails says so; a rule tried before it
--- takes the node first; the stage is picked from the current point; and for
--- every rewrite of several programs' stages, the rule tried right before it
--- gives exactly the node the stage made.
+-- takes the node first; k:why(node) asks every rule that can match it; the
+-- stage is picked from the current point; and for every rewrite of several
+-- programs' stages, the rule tried right before it gives exactly the node
+-- the stage made, and is the first of the set's rules that rewrites it.
 local T = ...
 
 local P = T.load("programs.lua")
@@ -175,6 +176,42 @@ T.test("the stage is the current one, the next or the last before; errors are on
   T.eq(k:why("mul_to_add", node, {stage = 15}).point, "15.0", "the session goes on")
 end)
 
+T.test("k:why(node) asks every rule that can match the node; each agrees with k:why(rule, node)", function()
+  local k, culprit = planted()
+  k:seek(15, culprit.index - 1)
+  local before = culprit.before_node
+  local all = k:why(before)
+  T.eq(all.stage, 15)
+  T.eq(all.point, "15." .. (culprit.index - 1))
+  T.ok(#all.rules >= 2, "lower_binary and mul_to_add at least")
+  T.ok(all.rule == nil and all.fired == nil, "no one rule's fields at the top")
+  local text = tostring(all)
+  T.contains(text, "why on %" .. before:id() .. " = MUL int32")
+  T.contains(text, string.format("the rules of stage 15 (lower index dtype) that can match MUL, tried at point 15.%d: %d of %d",
+                                 culprit.index - 1, #all.rules, all.of))
+  local last = 0
+  for _, r in ipairs(all.rules) do
+    T.ok(r.index > last, "in set order")
+    last = r.index
+    local one = k:why(r.rule, before)
+    T.eq(r.verdict, one.verdict, r.rule)
+    T.eq(r.where, one.where, r.rule)
+    T.ok(r.result == one.result, r.rule .. ": the same result")
+    if r.miss then T.eq(r.miss.reason, one.miss.reason, r.rule) end
+    T.contains(text, string.format("%4d  %s", r.index, r.rule))
+  end
+  local by = all.rules[#all.rules]
+  T.eq(by.rule, "mul_to_add")
+  T.eq(by.verdict, "rewrites")
+  T.ok(text:find("mul_to_add +rewrites it into %%" .. culprit.after_node:id() .. " = ADD int32"), text)
+  T.eq(all.rewrites[1].rule, "mul_to_add")
+  T.eq(tostring(k:why("%" .. before:id())), text)
+  -- a hook stage has no rules
+  T.raises("why: stage 7 (apply opts) runs no rules (it is an algorithm, not a rule pass)", function()
+    k:why(before, {stage = 7})
+  end)
+end)
+
 T.test("for every rewrite of several programs, the rule tried right before it makes what the stage made", function()
   Tensor.manual_seed(5)
   local programs = {
@@ -197,6 +234,12 @@ T.test("for every rewrite of several programs, the rule tried right before it ma
           local what = string.format("stage %d rewrite %d (%s)", s, r, w.rule)
           T.eq(y.verdict, "rewrites", what)
           T.ok(y.result == w.after, what .. ": the node the stage made")
+          -- of every rule that can match, the first that rewrites it is the stage's
+          local first
+          for _, x in ipairs(k:why(w.before, {stage = s}).rules) do
+            if x.verdict == "rewrites" then first = x break end
+          end
+          T.ok(first and first.where == w.where and first.result == w.after, what .. ": the first rule that rewrites it")
           checked, stages[s] = checked + 1, true
         end
       end

@@ -447,9 +447,13 @@ expect_has ":why: the rule and the node" "why rule mul_to_add32 (stdin:1) on %${
 expect_has ":why: where it was tried" "tried in stage 15 (lower index dtype) at its end, point 15" "$out"
 expect_has ":why: where the pattern fails" "no match: (MUL:int32 a b) fails on %${made}: wants MUL, it is ADD" "$out"
 expect_eq ":why: %ID and ID are the same" "2" "$(grep -c "^why rule mul_to_add32 (stdin:1) on %${made} " <<<"$out")"
-expect_has ":why: bad arguments" ":why takes a rule name and a node id, e.g. :why mul_to_add 329" "$err"
+expect_has ":why: bad arguments" ":why takes a rule name and a node id, or a node id alone, e.g. :why mul_to_add 329" "$err"
 expect_eq ":why: three bad lines" "3" "$(grep -c '^:why takes a rule name' <<<"$err")"
 expect_has ":why: an unknown rule, one line" "why: no stage runs a rule named no_such_rule" "$err"
+run "${prefix}:goto 15"$'\n'":why %${made}"$'\n'":why ${made}"$'\n'
+expect_has ":why ID: every rule that can match" "why on %${made} = ADD int32" "$out"
+expect_has ":why ID: the stage's rules" "the rules of stage 15 (lower index dtype) that can match ADD, tried at its end, point 15:" "$out"
+expect_eq ":why ID: %ID and ID are the same" "2" "$(grep -c "^why on %${made} " <<<"$out")"
 run "${prefix}:goto 15"$'\n'"k:seek(15, c.index - 1)"$'\n'":why mul_to_add32 %${from}"$'\n' --color=always
 expect_has ":why in colour: a rewrite" $'  \033[32mrewrites\033[0m %'"${from}" "$out"
 run "${prefix}:goto 15"$'\n'":why mul_to_add32 %${made}"$'\n' --color=always

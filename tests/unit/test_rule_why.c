@@ -3,8 +3,10 @@
  * rewrite the stage's trace names, the rule rewrites the node into what the
  * trace says, and the stage's own rewrite of it is read back; the stage is
  * picked from the current point (the current one, the next, the last
- * before) and the rule tried at the point, the stage's input or its end; a
- * rule tried before it in the set takes the node first; unknown rules, a
+ * before) and the rule tried at the point, the stage's input or its end;
+ * with no rule named, every rule that can match the node's op, the first
+ * that rewrites it the one the stage used; a rule tried before it in the
+ * set takes the node first; unknown rules, a
  * near miss and a node not in the graph are one-line errors; and the probe
  * a stage runs sees its pass's context where the pass stands. */
 #include <setjmp.h>
@@ -71,13 +73,13 @@ static void test_rewrites_where_the_trace_says(void **state) {
     assert_int_equal(w.stage, 15);
     assert_int_equal(w.rewrite, (long)k - 1);
     assert_int_equal(w.nrules, 1);
-    assert_int_equal(w.ex[0].verdict, RULE_REWRITES);
-    assert_ptr_equal(w.ex[0].result, tr->after);
-    assert_int_equal(w.index[0], w.set_size); /* inserted after the stage's own rules */
+    assert_int_equal(w.rules[0].ex.verdict, RULE_REWRITES);
+    assert_ptr_equal(w.rules[0].ex.result, tr->after);
+    assert_int_equal(w.rules[0].index, w.set_size); /* inserted after the stage's own rules */
     assert_int_equal(w.ndone, 1);
     assert_int_equal(w.done[0].rewrite, k);
     assert_string_equal(w.done[0].rule, "mul_to_add");
-    assert_int_equal(w.done[0].index, w.index[0]);
+    assert_int_equal(w.done[0].index, w.rules[0].index);
     assert_int_equal(w.fired, count_by(kp, 15, "mul_to_add"));
     assert_true(w.fired >= 1);
     assert_int_equal(w.of, pipeline_result(kp, 15)->rewrites);
@@ -86,15 +88,54 @@ static void test_rewrites_where_the_trace_says(void **state) {
     assert_true(rule_why(kp, 22, -1, "mul_to_add", tr->after, 0, &w, err, sizeof err));
     assert_int_equal(w.stage, 15);
     assert_int_equal(w.rewrite, -1);
-    assert_int_equal(w.ex[0].verdict, RULE_NO_MATCH);
-    assert_ptr_equal(w.ex[0].miss_node, tr->after);
-    assert_string_equal(w.ex[0].miss_reason, "wants MUL, it is ADD");
+    assert_int_equal(w.rules[0].ex.verdict, RULE_NO_MATCH);
+    assert_ptr_equal(w.rules[0].ex.miss_node, tr->after);
+    assert_string_equal(w.rules[0].ex.miss_reason, "wants MUL, it is ADD");
     assert_int_equal(w.ndone, 0);
     assert_true(w.in_output);
     rule_why_free(&w);
     /* from point 14 it is the next stage, tried at its input, where the MUL is not yet */
     assert_false(rule_why(kp, 14, -1, "mul_to_add", tr->before, 0, &w, err, sizeof err));
     assert_non_null(strstr(err, "is not in the graph at point 15.0, the input of stage 15"));
+    rule_why_free(&w);
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
+/* with no rule named, every rule of the set that can match the node's op,
+ * in set order: the first that rewrites it is the one the stage used */
+static void test_every_rule(void **state) {
+    (void)state;
+    RuleSet *rs = one_rule("planted", "mul_to_add", mul_to_add);
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    char err[1024];
+    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
+    assert_true(pipeline_seek(kp, 15, err, sizeof err));
+    size_t k = first_rewrite_by(kp, 15, "mul_to_add");
+    const TraceRewrite *tr = &pipeline_result(kp, 15)->trace.rewrites[k - 1];
+    RuleWhy w;
+    assert_true(rule_why(kp, 15, (long)k - 1, NULL, tr->before, 0, &w, err, sizeof err));
+    /* the stage's own set, then the planted rule */
+    const RuleSet *own = ruleset_get("pm_lower_index_dtype + load_store_indexing", err, sizeof err);
+    assert_non_null(own);
+    int can = 0;
+    for (int i = 0; i < ruleset_count(own); i++) can += rule_root_can_be(ruleset_rule(own, i), OP_MUL);
+    assert_int_equal(w.set_size, ruleset_count(own) + 1);
+    assert_int_equal(w.nrules, can + 1);
+    const WhyRule *first = NULL;
+    for (int i = 0; i < w.nrules; i++) {
+        assert_true(rule_root_can_be(w.rules[i].rule, OP_MUL));
+        if (i) assert_true(w.rules[i].index > w.rules[i - 1].index);
+        if (!first && w.rules[i].ex.verdict == RULE_REWRITES) first = &w.rules[i];
+    }
+    assert_non_null(first);
+    assert_string_equal(rule_name(first->rule), "mul_to_add");
+    assert_ptr_equal(first->ex.result, tr->after);
+    assert_int_equal(w.fired, 0); /* counted only for a rule asked by name */
+    rule_why_free(&w);
+    /* a hook stage has no rules to try */
+    assert_false(rule_why(kp, 15, -1, NULL, tr->after, 7, &w, err, sizeof err));
+    assert_string_equal(err, "stage 7 (apply opts) runs no rules (it is an algorithm, not a rule pass)");
     rule_why_free(&w);
     pipeline_free(kp);
     ruleset_free(rs);
@@ -141,12 +182,12 @@ static void test_earlier_rule_takes_the_node(void **state) {
     const TraceRewrite *tr = &pipeline_result(kp, 15)->trace.rewrites[k - 1];
     RuleWhy w;
     assert_true(rule_why(kp, 15, (long)k - 1, "mul_to_add", tr->before, 0, &w, err, sizeof err));
-    assert_int_equal(w.ex[0].verdict, RULE_REWRITES);
-    assert_int_equal(uop_op(w.ex[0].result), OP_ADD);
+    assert_int_equal(w.rules[0].ex.verdict, RULE_REWRITES);
+    assert_int_equal(uop_op(w.rules[0].ex.result), OP_ADD);
     assert_int_equal(w.ndone, 1);
     assert_string_equal(w.done[0].rule, "mul_to_sub");
     assert_int_equal(w.done[0].index, 1);
-    assert_true(w.done[0].index < w.index[0]);
+    assert_true(w.done[0].index < w.rules[0].index);
     assert_int_equal(w.fired, 0);
     rule_why_free(&w);
     pipeline_free(kp);
@@ -197,6 +238,7 @@ static void test_probe_sees_the_pass(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rewrites_where_the_trace_says),
+        cmocka_unit_test(test_every_rule),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_earlier_rule_takes_the_node),
         cmocka_unit_test(test_probe_sees_the_pass),

@@ -68,6 +68,20 @@ do
       string.format("%d steps, back to point %s (%s)", #o.steps, o.steps[#o.steps].point, o.steps[#o.steps].how))
 end
 
+-- k:why of every rule on a conv2d INDEX halfway through stage 14 (devectorize):
+-- the stage run again to that rewrite, each rule that can match tried there
+do
+  local kc = uop.compile(x_conv:conv2d(w_conv, {padding = 1})):kernel(1)
+  local half = #kc:rewrites(14, {quiet = true}) // 2
+  kc:seek(14, half)
+  local index
+  for _, u in ipairs(kc:root():toposort()) do if u:op() == "INDEX" then index = u end end
+  local w
+  local ms = best(5, function() w = kc:why(index) end)
+  row("k:why: every rule on a conv2d INDEX at 14." .. half, ms, "ms",
+      string.format("%d of %d rules tried, %d rewrites rerun", #w.rules, w.of, half))
+end
+
 local k = uop.compile(a512:matmul(b512), {opts = "none"}):kernel(1)
 local total, render, opt, jit = k:compile_ms()
 row("LLVM compile: matmul 512 kernel, no opts", total, "ms",

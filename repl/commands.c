@@ -427,7 +427,11 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
             }
         if (!strcmp(kind, "node"))
             snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{node = %s}", arg[0] == '%' ? arg + 1 : arg);
-        else snprintf(call, sizeof call, "return 'breakpoint ' .. k:breakpoint{%s = \"%s\"}", kind, arg);
+        else
+            snprintf(call, sizeof call,
+                     "local id, note = k:breakpoint{%s = \"%s\"}\n"
+                     "return 'breakpoint ' .. id .. (note and ('; ' .. note) or '')",
+                     kind, arg);
     } else if (!strcmp(name, "origin")) {
         const char *id = rest[0] == '%' ? rest + 1 : rest;
         if (!*id || !all_digits(id) || strlen(id) > 10) {

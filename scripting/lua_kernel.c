@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lua_compile.h"
+#include "../core/debug/rule_why.h"
 #include "uopdb_lua.h"
 #include "../core/debug/breakpoints.h"
 #include "tensor_data.h"
@@ -794,7 +795,12 @@ static int k_breakpoint(lua_State *L) {
         return luaL_error(L, "out of memory");
     }
     lua_pushinteger(L, id);
-    return 1;
+    /* a rule no stage runs may be a mistyped name (or one inserted later) */
+    if (bp.kind != BREAK_RULE || pipeline_runs_rule(kp, bp.rule)) return 1;
+    const char *near = pipeline_closest_rule(kp, bp.rule);
+    if (near) lua_pushfstring(L, "no stage runs a rule named %s yet (did you mean %s?)", bp.rule, near);
+    else lua_pushfstring(L, "no stage runs a rule named %s yet", bp.rule);
+    return 2;
 }
 
 /* k:breakpoints() -> {{id=, what=}, ...}; prints as one line each */

@@ -71,8 +71,7 @@ static size_t edit_distance(const char *a, const char *b) {
     return row[lb];
 }
 
-/* the name of a rule some stage runs that is closest to name, or NULL */
-static const char *closest_rule(const KernelPipeline *kp, const char *name) {
+const char *pipeline_closest_rule(const KernelPipeline *kp, const char *name) {
     const char *best = NULL;
     size_t best_d = 4; /* only suggest near misses */
     for (int n = 1; n <= STAGE_COUNT; n++) {
@@ -92,6 +91,14 @@ static const char *closest_rule(const KernelPipeline *kp, const char *name) {
         }
     }
     return best;
+}
+
+bool pipeline_runs_rule(const KernelPipeline *kp, const char *name) {
+    for (int n = 1; n <= STAGE_COUNT; n++)
+        if (count_named(row_rules(kp, n), name)) return true;
+    for (int i = 0; i < pipeline_inserted_count(kp); i++)
+        if (count_named(pipeline_inserted(kp, i)->rules, name)) return true;
+    return false;
 }
 
 /* The stage to try the rule in: the current one when it runs it, else the
@@ -177,7 +184,7 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
                         st->kind == STAGE_HOOK ? "an algorithm, not a rule pass" : "a pass that does nothing here");
     }
     if (rule && (!stage || !stage_runs_rule(kp, stage, rule))) {
-        const char *near = closest_rule(kp, rule);
+        const char *near = pipeline_closest_rule(kp, rule);
         char hint[160] = "";
         if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
         if (!stage) return why_fail(err, errlen, "no stage runs a rule named %s%s", rule, hint);

@@ -56,4 +56,11 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
               RuleWhy *out, char *err, size_t errlen);
 void rule_why_free(RuleWhy *w);
 
+/* Whether some stage of the kernel runs a rule of that name (its rows' rule
+ * sets and the sets inserted into it), and the name of a rule they run that
+ * is closest to it (an edit distance under 4; NULL when none is), for
+ * messages about a name that may be mistyped. */
+bool pipeline_runs_rule(const KernelPipeline *kp, const char *name);
+const char *pipeline_closest_rule(const KernelPipeline *kp, const char *name);
+
 #endif

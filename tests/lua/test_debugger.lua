@@ -97,8 +97,9 @@ end)
 T.test("breakpoints by rule, op, node and predicate; continue across stages", function()
   local k = uop.compile(matmul3()):kernel(1)
   k:seek(0)
-  local b1 = k:breakpoint{rule = "lower_binary"}
+  local b1, note = k:breakpoint{rule = "lower_binary"}
   T.eq(b1, 1)
+  T.eq(note, nil, "a rule the stages run: no note")
   local at = k:continue()
   T.ok(at:find("breakpoint 1", 1, true) and at:find("lower_binary", 1, true), at)
   local s, r = k:pos()
@@ -125,6 +126,13 @@ T.test("breakpoints by rule, op, node and predicate; continue across stages", fu
   T.ok(k:continue() ~= nil)
   T.eq(#k:breakpoints(), 1)
   T.raises("give exactly one of", function() k:breakpoint{rule = "a", op = "ADD"} end)
+  -- a rule no stage runs is set, with a note naming the closest rule
+  local typo, why = k:breakpoint{rule = "lower_binar"}
+  T.eq(why, "no stage runs a rule named lower_binar yet (did you mean lower_binary?)")
+  local _, none = k:breakpoint{rule = "zzzzzzzzzzzz"}
+  T.eq(none, "no stage runs a rule named zzzzzzzzzzzz yet")
+  k:delete(typo)
+  k:delete(typo + 1)
   T.raises("unknown op 'NOPE'", function() k:breakpoint{op = "NOPE"} end)
   k:delete(4)
   T.raises("no breakpoints", function() k:continue() end)

@@ -460,6 +460,9 @@ run "${prefix}:goto 15"$'\n'":why mul_to_add32 %${made}"$'\n' --color=always
 expect_has ":why in colour: no match" $'  \033[31mno match\033[0m: ' "$out"
 run $':complete :why mul_to_ad\n:complete :why lower_bin\n'
 expect_has ":why completes rule names" "lower_binary" "$out"
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:break rule lower_binar\n:break rule lower_binary\n'
+expect_has ":break rule: a mistyped name is named" "breakpoint 1; no stage runs a rule named lower_binar yet (did you mean lower_binary?)" "$out"
+expect_eq ":break rule: a known one is set quietly" "breakpoint 2" "$(tail -n 1 <<<"$out")"
 run $':help why\n'
 expect_has ":help why" "Why rule RULE does or does not rewrite node ID" "$out"
 

@@ -163,6 +163,23 @@ static bool read_trace(KernelPipeline *kp, RuleWhy *w, const char *name, char *e
     return true;
 }
 
+/* Where a stage that runs the rule (any rule, for NULL) rewrote the node,
+ * among the stages that have run: the point right before is where the pass
+ * offered it the node.  Writes "stage 15 rewrote it at 15.8: :goto 15.7
+ * stands right before" into hint, or "" when none did. */
+static void rewritten_at(const KernelPipeline *kp, const char *rule, const UOp *node, char *hint, size_t len) {
+    hint[0] = 0;
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        const StageResult *res = pipeline_result(kp, n);
+        if (!res || !stage_runs_rule(kp, n, rule)) continue;
+        for (size_t i = 0; i < res->trace.nrewrites; i++)
+            if (res->trace.rewrites[i].before == node) {
+                snprintf(hint, len, "stage %d rewrote it at %d.%zu: :goto %d.%zu stands right before", n, n, i + 1, n, i);
+                return;
+            }
+    }
+}
+
 static const char *where_name(char *buf, size_t len, int stage, long r) {
     if (r < 0) snprintf(buf, len, "point %d, the end of stage %d", stage, stage);
     else if (r == 0) snprintf(buf, len, "point %d.0, the input of stage %d", stage, stage);
@@ -211,11 +228,13 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
     out->in_output = uop_graph_has(end, node);
     if (has < 0 || out->in_input < 0 || out->in_output < 0) return why_fail(err, errlen, "out of memory");
     if (!has) {
-        char where[96];
-        return why_fail(err, errlen,
-                        "%%%u is not in the graph at %s, where its rules would see it (go to a point of stage %d "
-                        "whose graph has it, or name another stage: {stage = N})",
-                        node->id, where_name(where, sizeof where, stage, r), stage);
+        char where[96], hint[160];
+        rewritten_at(kp, rule, node, hint, sizeof hint);
+        if (!hint[0])
+            snprintf(hint, sizeof hint, "go to a point of stage %d whose graph has it, or name another stage: {stage = N}",
+                     stage);
+        return why_fail(err, errlen, "%%%u is not in the graph at %s, where its rules would see it (%s)", node->id,
+                        where_name(where, sizeof where, stage, r), hint);
     }
     if (!read_trace(kp, out, rule, err, errlen)) return false;
     Probe p = {.name = rule, .c = pipeline_ctx(kp), .out = out};

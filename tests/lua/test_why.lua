@@ -150,6 +150,11 @@ T.test("the stage is the current one, the next or the last before; errors are on
   T.eq(w.point, "15")
   T.contains(tostring(w), "at its end, point 15")
   T.eq(tostring(k:why("mul_to_add", culprit.after_node, {stage = 15})), tostring(w))
+  -- a node the stage rewrote away: the error says where to stand to ask
+  T.raises(string.format("why: %%%d is not in the graph at point 15, the end of stage 15, where its rules would see it "
+                         .. "(stage 15 rewrote it at 15.%d: :goto 15.%d stands right before)",
+                         culprit.before_node:id(), culprit.index, culprit.index - 1),
+           function() k:why("mul_to_add", culprit.before_node) end)
   -- from stage 14 a rule of stage 15 is tried at stage 15's input
   k:seek(14)
   local node = k:root()

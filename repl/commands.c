@@ -43,6 +43,7 @@ static const char help_text[] =
     "  :check [N]         run the kernel at stage N on real data, compare with the reference\n"
     "  :bisect            the first wrong stage, then the rewrite in it that broke the kernel\n"
     "  :origin ID         where node ID came from: the rewrites that made it, back to stage 0\n"
+    "  :find PATTERN      the nodes of the graph that match a pattern (or the closest miss)\n"
     "  :why [RULE] ID     why rule RULE does or does not rewrite node ID: where its pattern\n"
     "                     fails, or what it gives (no RULE: every rule that could match)\n"
     "  :verify [N|all]    check point N (or every point) against tinygrad's spec of its form\n"
@@ -67,6 +68,7 @@ static const char help_text[] =
     "                -- SHRINKed to index 0 on the axes it does not use (stored once)\n"
     "  k = p:kernel(1)   k:stages()   k:seek(15)   k:step()   k:back()   k:print()   k:diff(14, 15)\n"
     "  k:rules(4)   k:dot(\"k.svg\")   k:opts{{\"UPCAST\", 1, 3}}   k:llvm()   k:asm()   k:check(n)   k:bisect()\n"
+    "  k:origin(node)   k:why(rule, node)   k:why(node)   k:find(pattern)   uop.match(u, pattern)\n"
     "  opts: {\"UPCAST\", axis, n} {\"UNROLL\", reduce_axis, n} {\"THREAD\", axis, cores}\n"
     "  k:opts()   k:heuristic()   -- tinygrad's hand-coded CPU opts, applied by default, and why\n"
     "  k:beam(4)   uop.compile(t, {beam = 4, beam_budget = 30})   -- opts found by timing (:beam 4)\n"
@@ -238,6 +240,16 @@ static const CommandInfo commands[] = {
      ":origin %331   -- the same\n"
      ":goto 15.8     -- stand right after the rewrite that made it",
      NULL},
+    {"find", NULL, ARGS_TEXT, ":find PATTERN",
+     "The nodes of the graph at the current point that match PATTERN, written in\n"
+     "the rule language of uop.rules (captures, op sets, dtypes, constants), each\n"
+     "with what its captures bound.  When no node matches, the node the match got\n"
+     "furthest on and where it failed: the sub-pattern, the node, what differs.\n"
+     "From Lua: k:find(pattern [, {limit = N}]); uop.match(u, pattern) for one node.",
+     ":find (IDIV x 4)            -- every division by 4\n"
+     ":find (LOAD (INDEX buf i))  -- every load, with its buffer and index\n"
+     ":find (ADD x 0)             -- an identity left unsimplified?",
+     NULL},
     {"why", NULL, ARGS_RULE_NODE, ":why RULE ID | :why ID",
      "Why rule RULE does or does not rewrite node ID of the graph at the current\n"
      "point.  The rule is tried on the node inside the stage that runs it (the\n"
@@ -388,7 +400,7 @@ static bool is_kernel_name(const char *s) {
 }
 
 /* :goto N[.R], :next, :prev, :break, :breaks, :delete N, :continue, :kernel [N|NAME], :origin ID,
- * :why [RULE] ID;
+ * :why [RULE] ID, :find PATTERN;
  * false if name is none of them */
 static bool debug_command(lua_State *L, const char *name, const char *rest) {
     char call[768];
@@ -457,6 +469,23 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
         } else {
             snprintf(call, sizeof call, "return k:why(\"%s\", %s)", rule, digits);
         }
+    } else if (!strcmp(name, "find")) {
+        if (!*rest) {
+            fprintf(stderr, ":find takes a pattern of the rule language, e.g. :find (IDIV x 4)\n");
+            return true;
+        }
+        /* the pattern as a Lua string: every byte that is not a letter or digit escaped */
+        StrBuf sb;
+        sb_init(&sb);
+        sb_puts(&sb, "return k:find(\"");
+        for (const unsigned char *c = (const unsigned char *)rest; *c; c++) {
+            if (isalnum(*c)) sb_putc(&sb, (char)*c);
+            else sb_printf(&sb, "\\%03u", *c);
+        }
+        sb_puts(&sb, "\")");
+        on_kernel(L, sb_str(&sb));
+        sb_free(&sb);
+        return true;
     } else if (!strcmp(name, "breaks")) {
         snprintf(call, sizeof call, "return k:breakpoints()");
     } else if (!strcmp(name, "delete")) {

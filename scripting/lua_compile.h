@@ -74,6 +74,8 @@ int luop_kernel_tostring(lua_State *L);
 int luop_kernel_verify(lua_State *L);
 /* k:origin(node [, {steps = N}]) (lua_origin.c) */
 int luop_kernel_origin(lua_State *L);
+/* k:find(pattern [, {limit = N}]) (lua_find.c) */
+int luop_kernel_find(lua_State *L);
 /* k:why(rule, node [, {stage = N}]) (lua_why.c) */
 int luop_kernel_why(lua_State *L);
 int luop_kernel_eq(lua_State *L);

@@ -97,6 +97,7 @@ void luop_open_tensor(lua_State *L);   /* lua_tensor.c: buffers with host data, 
 void luop_open_compile(lua_State *L);  /* lua_compile.c: uop.compile, programs, kernels */
 void luop_open_report(lua_State *L);   /* lua_report.c: p:report, p:export (after luop_open_compile) */
 void luop_open_verify(lua_State *L);   /* lua_verify.c: uop.verify, uop.verify_stages, uop.spec_for_point */
+void luop_open_find(lua_State *L);     /* lua_find.c: uop.match, u:match (after luop_open_uop) */
 /* Work that handled Ctrl-C itself (a beam search keeps the best it found)
  * removes the stop hook the REPL set on L (uopdb_lua_set_stop_hook), so
  * its caller gets the result instead of an "interrupted!" error. */

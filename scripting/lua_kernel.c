@@ -1194,7 +1194,7 @@ const luaL_Reg luop_kernel_methods[] = {
     {"root", k_root},     {"listing", k_listing},   {"print", k_print},   {"diff", k_diff},   {"diff_text", k_diff_text},
     {"stages", k_stages}, {"rules", k_rules},       {"dot", k_dot},       {"opts", k_opts}, {"heuristic", k_heuristic}, {"beam", luop_kernel_beam},   {"llvm", k_llvm},
     {"asm", k_asm},       {"program", k_program}, {"compile_ms", k_compile_ms}, {"check", k_check}, {"rewrites", k_rewrites},
-    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {"origin", luop_kernel_origin}, {"why", luop_kernel_why}, {NULL, NULL}};
+    {"bisect", k_bisect}, {"select", k_select}, {"insert", k_insert}, {"breakpoint", k_breakpoint}, {"breakpoints", k_breakpoints}, {"delete", k_delete}, {"continue", k_continue}, {"inserted", k_inserted}, {"remove", k_remove},   {"verify", luop_kernel_verify}, {"origin", luop_kernel_origin}, {"why", luop_kernel_why}, {"find", luop_kernel_find}, {NULL, NULL}};
 
 const char *uopdb_lua_current_point(lua_State *L, char *buf, size_t len) {
     if (!len) return buf;

@@ -131,6 +131,7 @@ int luaopen_uopdb(lua_State *L) {
     luop_open_compile(L);
     luop_open_report(L);
     luop_open_verify(L);
+    luop_open_find(L);
     luop_open_memory(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "version");

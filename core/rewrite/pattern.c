@@ -921,6 +921,22 @@ bool pattern_match(const Pat *p, const UOp *u, const UOp **caps) {
     return pat_match_with(p, u, caps ? caps : local, NULL, NULL);
 }
 
+int pattern_capture_count(const Pat *p) { return p ? p->ncap : 0; }
+
+const char *pattern_capture_name(const Pat *p, int slot) {
+    return p && slot >= 0 && slot < p->ncap ? p->names[slot] : NULL;
+}
+
+bool pattern_explain(const Pat *p, const UOp *u, const UOp **caps, PatternMiss *miss) {
+    PatMiss m;
+    memset(miss, 0, sizeof *miss);
+    if (pat_explain(p, u, caps, &m)) return true;
+    miss->node = m.u;
+    miss->progress = m.progress;
+    pat_miss_describe(p, &m, miss->pattern, sizeof miss->pattern, miss->reason, sizeof miss->reason);
+    return false;
+}
+
 int pattern_capture_slot(const Pat *p, const char *name) {
     if (!p || !name) return -1;
     for (int i = 0; i < p->ncap; i++)

@@ -158,5 +158,18 @@ Pat *pattern_compile(const char *text, char *err, size_t errlen);
 void pattern_free(Pat *p);
 bool pattern_match(const Pat *p, const UOp *u, const UOp **caps);
 int pattern_capture_slot(const Pat *p, const char *name);
+int pattern_capture_count(const Pat *p);
+const char *pattern_capture_name(const Pat *p, int slot);
+/* Why p does not match u (the same search as rule_explain's): true with
+ * the first match in caps; false with where the match got furthest: the
+ * node, the sub-pattern as written, what differs, and how many pattern
+ * nodes had matched before (to compare the misses of several nodes). */
+typedef struct PatternMiss {
+    const UOp *node;
+    char pattern[256];
+    char reason[256];
+    int progress;
+} PatternMiss;
+bool pattern_explain(const Pat *p, const UOp *u, const UOp **caps, PatternMiss *miss);
 
 #endif

@@ -463,6 +463,15 @@ expect_has ":why completes rule names" "lower_binary" "$out"
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:break rule lower_binar\n:break rule lower_binary\n'
 expect_has ":break rule: a mistyped name is named" "breakpoint 1; no stage runs a rule named lower_binar yet (did you mean lower_binary?)" "$out"
 expect_eq ":break rule: a known one is set quietly" "breakpoint 2" "$(tail -n 1 <<<"$out")"
+# --- :find lists the nodes that match a pattern, or the closest miss ---
+run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:goto 15\n:find (MUL:int32 a b)\n:find (ADD x (MUL a 5))\n:find\n:find ("x\n:find (CONST arg="a\\"b")\n'
+expect_has ":find: the nodes" "find (MUL:int32 a b) at point 15: 1 node" "$out"
+expect_has ":find: the captures" "   a = %" "$out"
+expect_has ":find: no match" "find (ADD x (MUL a 5)) at point 15: no node matches" "$out"
+expect_has ":find: the closest miss" "    5 fails on %" "$out"
+expect_has ":find without a pattern" ":find takes a pattern of the rule language, e.g. :find (IDIV x 4)" "$err"
+expect_has ":find: a bad pattern, one line" "find: pattern line 1, column 2: expected an op name" "$err"
+expect_has ":find: quotes and backslashes reach the pattern as typed" 'find (CONST arg="a\"b") at point 15: no node matches' "$out"
 run $':help why\n'
 expect_has ":help why" "Why rule RULE does or does not rewrite node ID" "$out"
 

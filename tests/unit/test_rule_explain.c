@@ -199,11 +199,36 @@ static void test_agrees_with_match(void **state) {
     }
 }
 
+/* the public form: the miss of each node, comparable by how far it got */
+static void test_pattern_explain(void **state) {
+    (void)state;
+    char err[256];
+    Pat *p = pattern_compile("(IDIV (ADD a 4) 2)", err, sizeof err);
+    assert_non_null(p);
+    const UOp *caps[PAT_MAX_CAPTURES];
+    PatternMiss near, far;
+    assert_false(pattern_explain(p, nested, caps, &near)); /* (x + 3) // 2: fails at the 4 */
+    assert_ptr_equal(near.node, three);
+    assert_string_equal(near.pattern, "4");
+    assert_string_equal(near.reason, "wants the value 4, it is 3");
+    assert_false(pattern_explain(p, sum, caps, &far)); /* x + 3: fails at the root */
+    assert_ptr_equal(far.node, sum);
+    assert_true(near.progress > far.progress);
+    const UOp *fits = uop_binary(c, OP_IDIV, uop_binary(c, OP_ADD, y, uop_const_int(c, DT_INDEX, 4)), two);
+    assert_true(pattern_explain(p, fits, caps, &near));
+    assert_ptr_equal(caps[pattern_capture_slot(p, "a")], y);
+    assert_int_equal(pattern_capture_count(p), 1);
+    assert_string_equal(pattern_capture_name(p, 0), "a");
+    assert_null(pattern_capture_name(p, 1));
+    pattern_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misses),          cmocka_unit_test(test_capture_conflict_ids),
         cmocka_unit_test(test_commutative_furthest), cmocka_unit_test(test_predicate),
         cmocka_unit_test(test_verdicts),        cmocka_unit_test(test_agrees_with_match),
+        cmocka_unit_test(test_pattern_explain),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,5 +1,6 @@
-/* pattern.c - the rule language: parsing pattern text into a tree of PNodes
- * and matching that tree against a UOp graph.
+/* pattern.c - the rule language: parsing pattern text into a tree of PNodes,
+ * matching that tree against a UOp graph, and saying where a failed match
+ * got furthest (pat_explain, for the debugger).
  *
  * Details the header leaves open:
  *  - "(OP)" with no sources written puts no constraint on the sources (like

@@ -1,6 +1,7 @@
 /* rule.c - rules (a pattern plus a template or a rewrite function, with a
- * name and the place it is written) and rule sets (ordered lists of rules,
- * indexed by the op a rule's root can match).
+ * name and the place it is written), applying one to a node or explaining
+ * why it does or does not rewrite it, and rule sets (ordered lists of
+ * rules, indexed by the op a rule's root can match).
  *
  * Ownership: rule_new returns a rule holding one reference; ruleset_add takes
  * its own.  ud_free is called when the last reference goes; when rule_new

@@ -89,8 +89,10 @@ static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
 static void point_label(StrBuf *sb, const KernelPipeline *kp, Point p) {
     const Stage *st = stage_get(p.stage);
     sb_printf(sb, "stage %d (%s)", p.stage, st ? st->name : "as scheduled");
-    const StageResult *r = pipeline_result(kp, p.stage);
+    const StageResult *r = pipeline_result(kp, p.stage), *f = r ? NULL : pipeline_failure(kp, p.stage);
     if (p.rewrite >= 0 && r) sb_printf(sb, ", rewrite %ld of %zu", p.rewrite, r->rewrites);
+    if (p.rewrite >= 0 && f)
+        sb_printf(sb, ", rewrite %ld of the %zu it made before it failed", p.rewrite, f->trace.nrewrites);
 }
 
 /* appends text wrapped at width columns, continuation lines indented */
@@ -154,6 +156,7 @@ static int move_to_rewrite(lua_State *L, KernelPipeline *kp, int n, size_t r) {
     sb_printf(&sb, "%s: ", pipeline_name(kp));
     point_label(&sb, kp, (Point){n, (long)r});
     const StageResult *res = pipeline_result(kp, n);
+    if (!res) res = pipeline_failure(kp, n);
     if (r > 0 && res && r <= res->trace.nrewrites) {
         const TraceRewrite *w = &res->trace.rewrites[r - 1];
         sb_printf(&sb, ": %s (%s:%d) %%%u %s -> %%%u %s", w->rule, w->file, w->line, w->before->id,
@@ -190,10 +193,14 @@ static int k_back(lua_State *L) {
     return move_to(L, kp, pos - 1);
 }
 
-/* rewrites of stage n, running it as needed */
+/* rewrites of stage n, running it as needed; a stage that failed has those
+ * it made before it failed (its rewrite points can be visited) */
 static size_t stage_rewrites(lua_State *L, KernelPipeline *kp, int n) {
-    root_at(L, kp, n);
-    return pipeline_result(kp, n)->rewrites;
+    char err[1024];
+    if (pipeline_root(kp, n, err, sizeof err)) return pipeline_result(kp, n)->rewrites;
+    const StageResult *f = pipeline_failure(kp, n);
+    if (!f) luaL_error(L, "%s", err);
+    return f->trace.nrewrites;
 }
 
 /* k:next(): the next rewrite, across stage boundaries (a stage that changed
@@ -399,21 +406,30 @@ static int k_stages(lua_State *L) {
 /* The trace of stage n (argument 2, default the current stage) of the
  * kernel at 1, running the stages as needed (argument 3, options, is
  * accepted and ignored: nothing prints). */
-static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out) {
+/* the trace of stage n (argument 2, default the current one), running it as
+ * needed; for a stage that failed, the rewrites it made before, with the
+ * failure in *failed (NULL otherwise) */
+static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out, const char **failed) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     int n = stage_arg(L, 2, kp);
     if (n < 1) luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d", STAGE_COUNT);
-    root_at(L, kp, n);
     *kp_out = kp;
     *n_out = n;
-    return &pipeline_result(kp, n)->trace;
+    *failed = NULL;
+    char err[1024];
+    if (pipeline_root(kp, n, err, sizeof err)) return &pipeline_result(kp, n)->trace;
+    const StageResult *f = pipeline_failure(kp, n);
+    if (!f) luaL_error(L, "%s", err);
+    *failed = f->error;
+    return &f->trace;
 }
 
 /* k:rules([n]): which rules fired in stage n (default: the current one) */
 static int k_rules(lua_State *L) {
     KernelPipeline *kp;
     int n;
-    const Trace *t = stage_trace(L, &kp, &n);
+    const char *failed;
+    const Trace *t = stage_trace(L, &kp, &n, &failed);
     /* count per rule name, in order of first firing */
     lua_createtable(L, 0, 8);
     int counts = lua_gettop(L);
@@ -455,6 +471,7 @@ static int k_rules(lua_State *L) {
         lua_pop(L, 2);
     }
     lua_pop(L, 1);
+    if (failed) sb_printf(&sb, "  then it failed: %s\n", failed);
     set_text(L, "rules", sb_str(&sb));
     sb_free(&sb);
     return 1;
@@ -466,7 +483,8 @@ static int k_rules(lua_State *L) {
 static int k_rewrites(lua_State *L) {
     KernelPipeline *kp;
     int n;
-    const Trace *t = stage_trace(L, &kp, &n);
+    const char *failed;
+    const Trace *t = stage_trace(L, &kp, &n, &failed);
     StrBuf sb, e;
     sb_init(&sb);
     sb_init(&e);
@@ -488,6 +506,11 @@ static int k_rewrites(lua_State *L) {
         sb_printf(&sb, "   (%s:%d)\n", w->file ? w->file : "?", w->line);
         luop_push_rewrite(L, w);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    if (failed) {
+        sb_printf(&sb, "  then it failed: %s\n", failed);
+        lua_pushstring(L, failed);
+        lua_setfield(L, -2, "failed");
     }
     set_text(L, "rewrites", sb_str(&sb));
     sb_free(&sb);

@@ -10,7 +10,8 @@
  * reason}, captures {name = node}, matches, result, error}; verdict is "no
  * match", "declined", "rewrites" or "error"), rewrites ({point, rule, where,
  * after, index} each: the stage's rewrites of the node, index the rule's
- * place in the set), in_input, in_output; with a rule named, also the first
+ * place in the set), in_input, in_output, failed (the stage's error when it
+ * failed: the rules are asked before the failure); with a rule named, also the first
  * rule's own fields at the top and fired (its rewrites in the stage). */
 #include <ctype.h>
 #include <stdlib.h>
@@ -111,7 +112,9 @@ static void add_stage_text(StrBuf *sb, const RuleWhy *w, const char *rule) {
         else
             sb_puts(sb, "\n");
     }
-    if (!w->ndone) {
+    if (w->failed) {
+        sb_printf(sb, "  stage %d failed after %zu rewrite%s: %s\n", w->stage, w->of, w->of == 1 ? "" : "s", w->failed);
+    } else if (!w->ndone) {
         if (w->in_output)
             sb_printf(sb, "  stage %d left %%%u as it is: no rule rewrote it, and it is in the stage's output\n",
                       w->stage, n->id);
@@ -210,6 +213,7 @@ static void set_fields(lua_State *L, const RuleWhy *w, const char *point, const 
     lua_setfield(L, -2, "rewrites");
     set_bool(L, "in_input", w->in_input);
     set_bool(L, "in_output", w->in_output);
+    if (w->failed) set_string(L, "failed", w->failed);
 }
 
 /* whether the argument at idx names a node rather than a rule: a UOp, an

@@ -5,7 +5,9 @@
 #include "breakpoints.h"
 #include "../sched/kernel_name.h"
 #include "../stages/spec_verify.h"
+#include "../util/interrupt.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,7 @@ KernelPipeline *pipeline_new(UCtx *c, const char *name, const UOp *ast) {
 static void forget_from(KernelPipeline *kp, int from) {
     for (int n = from; n <= STAGE_COUNT; n++) {
         trace_free(&kp->res[n].trace);
+        free(kp->res[n].error);
         memset(&kp->res[n], 0, sizeof kp->res[n]);
         trace_init(&kp->res[n].trace);
     }
@@ -181,8 +184,14 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
     double t0 = now_ms();
     const UOp *out = stage_run(&sc, n, in);
     double t1 = now_ms();
+    free(r->error);
+    r->error = NULL;
+    r->failed = false;
     if (!out) {
+        /* the trace keeps the rewrites made before the failure; a stage
+         * stopped by Ctrl-C has not failed */
         snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
+        r->failed = !uopdb_interrupted() && (r->error = strdup(err)) != NULL;
         return false;
     }
     r->done = true;
@@ -202,7 +211,10 @@ static bool ensure(KernelPipeline *kp, int n, char *err, size_t errlen) {
     for (int i = 1; i <= n; i++) {
         if (kp->res[i].done) continue;
         if (!run_stage(kp, i, err, errlen)) {
-            if (kp->pos > i - 1) kp->pos = i - 1;
+            /* the position moves back before the failed stage, unless it
+             * is one of the rewrite points the stage made before failing */
+            bool inside = kp->pos == i && kp->rpos >= 0 && (size_t)kp->rpos <= kp->res[i].trace.nrewrites;
+            if (kp->pos > i - 1 && !inside) kp->pos = i - 1, kp->rpos = -1;
             return false;
         }
     }
@@ -236,6 +248,11 @@ const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen) {
 
 const StageResult *pipeline_result(const KernelPipeline *kp, int n) {
     if (n < 1 || n > STAGE_COUNT || !kp->res[n].done) return NULL;
+    return &kp->res[n];
+}
+
+const StageResult *pipeline_failure(const KernelPipeline *kp, int n) {
+    if (n < 1 || n > STAGE_COUNT || !kp->res[n].failed || !kp->res[n].error) return NULL;
     return &kp->res[n];
 }
 
@@ -339,27 +356,51 @@ static bool rewrite_stage_ok(int n, char *err, size_t errlen) {
     return false;
 }
 
+/* Whether rewrite point (n, r) can be computed: stage n ran, or it failed
+ * with at least r rewrites made before (r = -1: its end, which a failed
+ * stage does not have).  False + err otherwise. */
+static bool point_reachable(KernelPipeline *kp, int n, long r, char *err, size_t errlen) {
+    if (!rewrite_stage_ok(n, err, errlen)) return false;
+    /* a stage that failed is not run again here (ensure runs it again when
+     * the stage itself is asked for): its trace, which callers may be
+     * reading, stays as it is */
+    bool failed_here = kp->res[n].failed && (n == 1 || kp->res[n - 1].done);
+    if (!failed_here && ensure(kp, n, err, errlen)) return true;
+    const StageResult *f = pipeline_failure(kp, n);
+    if (!f || (n > 1 && !kp->res[n - 1].done)) return false; /* a stage before n failed */
+    size_t made = f->trace.nrewrites;
+    if (r >= 0 && (size_t)r <= made) return true;
+    snprintf(err, errlen, "%s; it made %zu rewrite%s before it failed, and the points before the failure can be visited",
+             f->error, made, made == 1 ? "" : "s");
+    return false;
+}
+
+/* the rewrites stage n made: all of them, or those before it failed */
+static size_t stage_rewrites(const KernelPipeline *kp, int n) {
+    return kp->res[n].done ? kp->res[n].rewrites : kp->res[n].trace.nrewrites;
+}
+
 const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
-    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return NULL;
+    if (!point_reachable(kp, n, (long)(r > LONG_MAX ? LONG_MAX : r), err, errlen)) return NULL;
     if (r == 0) return point_root(kp, n - 1);
-    if (r >= kp->res[n].rewrites) return kp->res[n].root;
+    if (kp->res[n].done && r >= kp->res[n].rewrites) return kp->res[n].root;
     return rerun_stage(kp, n, r, NULL, err, errlen);
 }
 
 const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err,
                                          size_t errlen) {
     trace_clear(trace);
-    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return NULL;
+    if (!point_reachable(kp, n, (long)(r > LONG_MAX ? LONG_MAX : r), err, errlen)) return NULL;
     if (r == 0) return point_root(kp, n - 1);
-    return rerun_stage(kp, n, r < kp->res[n].rewrites ? r : 0, trace, err, errlen);
+    return rerun_stage(kp, n, !kp->res[n].done || r < kp->res[n].rewrites ? r : 0, trace, err, errlen);
 }
 
 bool pipeline_probe(KernelPipeline *kp, int n, long r, void (*probe)(const RuleSet *rs, void *user, void *ud),
                     void *ud, char *err, size_t errlen) {
-    if (!rewrite_stage_ok(n, err, errlen) || !ensure(kp, n, err, errlen)) return false;
+    if (!point_reachable(kp, n, r, err, errlen)) return false;
     char msg[1024] = "";
     StageCtx sc = stage_ctx(kp, msg, sizeof msg);
-    sc.stop_after = r > 0 && (size_t)r < kp->res[n].rewrites ? (size_t)r : 0;
+    sc.stop_after = r > 0 && (!kp->res[n].done || (size_t)r < kp->res[n].rewrites) ? (size_t)r : 0;
     sc.probe = probe;
     sc.probe_ud = ud;
     sc.probe_first = r == 0;
@@ -380,7 +421,7 @@ const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, c
 
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
     if (!pipeline_rewrite_point(kp, n, r, err, errlen)) return false;
-    size_t total = kp->res[n].rewrites;
+    size_t total = stage_rewrites(kp, n);
     if (r > total) {
         snprintf(err, errlen, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", n, total,
                  total == 1 ? "" : "s", n, n, total);

@@ -18,6 +18,10 @@ typedef struct StageResult {
     double ms;
     bool changed;             /* root differs from the one before */
     Trace trace;
+    /* the stage failed the last time it ran (done is false): why, and in
+     * trace the rewrites it made before (pipeline_failure) */
+    bool failed;
+    char *error;
 } StageResult;
 
 typedef struct KernelPipeline KernelPipeline;
@@ -71,6 +75,11 @@ bool pipeline_seek(KernelPipeline *kp, int n, char *err, size_t errlen);
 const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen);
 /* Result of stage n (1..22); NULL if it has not run. */
 const StageResult *pipeline_result(const KernelPipeline *kp, int n);
+/* When stage n failed the last time it ran (the stages before it ran): its
+ * result with failed set, error the message and trace the rewrites it made
+ * before it failed, whose rewrite points n.0 to n.(that count) can be
+ * visited like a finished stage's; NULL otherwise. */
+const StageResult *pipeline_failure(const KernelPipeline *kp, int n);
 
 /* ---- user rules inserted into a stage ---- */
 typedef struct InsertedRules {
@@ -92,7 +101,8 @@ const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i);
 /* ---- rewrite points: inside a stage, after its first r rewrites ---- */
 /* The root after the first r rewrites of stage n (r = 0: point n-1; r at
  * least the stage's rewrite count: point n).  The stage is run again with
- * stop_after = r; NULL + err on failure. */
+ * stop_after = r; NULL + err on failure.  A stage that failed has the points
+ * up to the rewrites it made before failing (pipeline_failure). */
 const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
 /* The same point, the stage always run again (to its end when r is at least
  * its rewrite count) into trace, which is cleared first: its rewrites, and

@@ -145,10 +145,7 @@ static void probe_rules(const RuleSet *rs, void *user, void *ud) {
 }
 
 /* what the stage did to the node, and how often the rule fired in it */
-static bool read_trace(KernelPipeline *kp, RuleWhy *w, const char *name, char *err, size_t errlen) {
-    const StageResult *res = pipeline_result(kp, w->stage);
-    if (!res) return why_fail(err, errlen, "stage %d has not run", w->stage);
-    const Trace *t = &res->trace;
+static bool read_trace(RuleWhy *w, const Trace *t, const char *name, char *err, size_t errlen) {
     w->of = t->nrewrites;
     for (size_t i = 0; i < t->nrewrites; i++) {
         const TraceRewrite *tr = &t->rewrites[i];
@@ -215,17 +212,24 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
     if (stage == at_stage && at_rewrite < 0) r = -1;
     char perr[1024];
     const UOp *in = pipeline_root(kp, stage - 1, perr, sizeof perr);
-    const UOp *end = in ? pipeline_root(kp, stage, perr, sizeof perr) : NULL;
-    if (!in || !end) return why_fail(err, errlen, "%s", perr);
-    const StageResult *res = pipeline_result(kp, stage);
-    if (r > 0 && (size_t)r >= res->rewrites) r = -1;
+    if (!in) return why_fail(err, errlen, "%s", perr);
+    /* a stage that failed has no end: its rules are asked at the points before the failure */
+    const UOp *end = pipeline_root(kp, stage, perr, sizeof perr);
+    const StageResult *res = end ? pipeline_result(kp, stage) : pipeline_failure(kp, stage);
+    if (!res) return why_fail(err, errlen, "%s", perr);
+    out->failed = end ? NULL : res->error;
+    size_t made = end ? res->rewrites : res->trace.nrewrites;
+    if (end && r > 0 && (size_t)r >= made) r = -1;
+    if (!end && r < 0)
+        return why_fail(err, errlen, "%s; ask at one of the rewrite points before it failed (:goto %d.%zu)", res->error,
+                        stage, made);
     out->rewrite = r;
     const UOp *there = r < 0 ? end : r == 0 ? in : pipeline_rewrite_point(kp, stage, (size_t)r, perr, sizeof perr);
     if (!there) return why_fail(err, errlen, "%s", perr);
     if (uopdb_interrupted()) return why_fail(err, errlen, "interrupted");
     int has = uop_graph_has(there, node);
     out->in_input = uop_graph_has(in, node);
-    out->in_output = uop_graph_has(end, node);
+    out->in_output = end ? uop_graph_has(end, node) : 0;
     if (has < 0 || out->in_input < 0 || out->in_output < 0) return why_fail(err, errlen, "out of memory");
     if (!has) {
         char where[96], hint[160];
@@ -236,7 +240,7 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
         return why_fail(err, errlen, "%%%u is not in the graph at %s, where its rules would see it (%s)", node->id,
                         where_name(where, sizeof where, stage, r), hint);
     }
-    if (!read_trace(kp, out, rule, err, errlen)) return false;
+    if (!read_trace(out, &res->trace, rule, err, errlen)) return false;
     Probe p = {.name = rule, .c = pipeline_ctx(kp), .out = out};
     if (!pipeline_probe(kp, stage, r, probe_rules, &p, perr, sizeof perr)) return why_fail(err, errlen, "%s", perr);
     if (p.oom) return why_fail(err, errlen, "out of memory");

@@ -40,6 +40,8 @@ typedef struct RuleWhy {
     WhyRewrite *done;        /* the stage's rewrites of the node, in order */
     int ndone;
     int in_input, in_output; /* the node is in the stage's input / output graph */
+    const char *failed;      /* the stage failed (no output; done and of are the rewrites
+                              * it made before): why, owned by the pipeline; else NULL */
 } RuleWhy;
 
 /* Tries the rule called `rule` on node for the kernel at point (at_stage,

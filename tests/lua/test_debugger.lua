@@ -1,6 +1,7 @@
 -- test_debugger.lua - the debugging story: a wrong rule planted in a stage
 -- with k:insert is named by k:bisect (stage, rule, where, rewrite); rewrite
--- points (k:seek(n, r), k:next, k:prev, k:pos); breakpoints by rule, op,
+-- points (k:seek(n, r), k:next, k:prev, k:pos), also those of a stage that
+-- failed, up to its failure; breakpoints by rule, op,
 -- node and predicate; k:inserted / k:remove; uop.compile{rules=}.
 local T = ...
 
@@ -92,6 +93,42 @@ T.test("rewrite points: seek, pos, next and prev across stages, diff of one rewr
   k:seek(15)
   s, r = k:pos()
   T.eq(s, 15); T.eq(r, nil)
+end)
+
+T.test("a stage that fails can be stepped into up to its failure, and asked why", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  local armed = true
+  k:insert(15, uop.rules{ {name = "grow", pattern = "(MUL:int32 a b)",
+                           rewrite = function(m) if armed then return (m.a * 1) * m.b end end} })
+  T.raises("rewrite loop", function() k:seek(15) end)
+  local rw = k:rewrites(15)
+  T.ok(#rw > 1 and rw.failed and rw.failed:find("rewrite loop", 1, true), "the rewrites before the failure")
+  T.contains(tostring(rw), "then it failed: stage 15 (lower index dtype): rewrite loop")
+  T.contains(tostring(k:rules(15)), "then it failed: stage 15 (lower index dtype): rewrite loop")
+  local first
+  for i, r in ipairs(rw) do if r.rule == "grow" then first = i break end end
+  T.ok(first, "the planted rule fired")
+  -- its rewrite point: the node it made is there, and the session can step around it
+  T.contains(k:seek(15, first), string.format("rewrite %d of the %d it made before it failed: grow", first, #rw))
+  local s, r = k:pos()
+  T.ok(s == 15 and r == first)
+  T.ok(uop.find(k:root(), function(u) return u == rw[first].after end)[1], "the node the rule made is in the graph")
+  k:prev()
+  T.eq(select(2, k:pos()), first - 1)
+  T.contains(k:next(), "grow")
+  T.raises("it made " .. #rw .. " rewrites before it failed", function() k:seek(15, #rw + 1) end)
+  T.eq(select(2, k:pos()), first, "a failed seek leaves the position")
+  -- asked why, the rule grows the node it made
+  k:seek(15, first - 1)
+  local w = k:why("grow", rw[first].before)
+  T.eq(w.verdict, "rewrites")
+  T.ok(w.result == rw[first].after)
+  T.contains(w.failed, "rewrite loop")
+  T.contains(tostring(w), string.format("stage 15 failed after %d rewrites: stage 15 (lower index dtype): rewrite loop", #rw))
+  -- the rule disarmed, the stage runs again when asked for, without removing anything
+  armed = false
+  T.contains(k:seek(15), "stage 15 (lower index dtype)")
+  T.eq(k:rewrites(15).failed, nil)
 end)
 
 T.test("breakpoints by rule, op, node and predicate; continue across stages", function()

@@ -1,6 +1,7 @@
 /* test_pipeline.c - a kernel stepped through the 22 stages: points kept and
  * reached lazily, stage results (nodes, rewrites, changed), opts forgetting
- * the stages from 7 on, errors for bad stage numbers, and the golden 3x3
+ * the stages from 7 on, errors for bad stage numbers, the rewrite points of
+ * a stage that failed (up to its failure), and the golden 3x3
  * matmul AST compiled and run with exact results, with and without opts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,6 +44,64 @@ static void test_positions_and_results(void **state) {
     assert_false(pipeline_seek(kp, -1, err, sizeof err));
     assert_int_equal(pipeline_position(kp), 4);
     pipeline_free(kp);
+}
+
+/* int32 a*b made (a*1)*b: the new MUL a*1 is rewritten into a node that
+ * contains itself, and stage 15 fails with a rewrite loop */
+static const UOp *grow_mul(const Match *m, void *ud) {
+    (void)ud;
+    UCtx *cx = m->ctx;
+    const UOp *a = match_get(m, "a");
+    return uop_binary(cx, OP_MUL, uop_binary(cx, OP_MUL, a, uop_const_int(cx, a->dtype, 1)), match_get(m, "b"));
+}
+
+/* a stage that fails keeps the rewrites it made before, and their points
+ * can be visited; the stage runs again when it is asked for itself */
+static void test_failed_stage_points(void **state) {
+    (void)state;
+    static const RuleSpec spec[] = {RULE_FN("grow_mul", "(MUL:int32 a b)", grow_mul)};
+    char err[1024];
+    RuleSet *rs = ruleset_from_specs("planted", spec, 1, err, sizeof err);
+    assert_non_null(rs);
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
+    assert_false(pipeline_seek(kp, 15, err, sizeof err));
+    assert_non_null(strstr(err, "rewrite loop"));
+    assert_int_equal(pipeline_position(kp), 14);
+    assert_null(pipeline_result(kp, 15));
+    const StageResult *f = pipeline_failure(kp, 15);
+    assert_non_null(f);
+    assert_string_equal(f->error, err);
+    assert_null(pipeline_failure(kp, 14));
+    size_t made = f->trace.nrewrites;
+    assert_true(made > 1);
+    /* the first rewrite of the planted rule: its point holds its result */
+    size_t k = 0;
+    while (k < made && strcmp(f->trace.rewrites[k].rule, "grow_mul") != 0) k++;
+    assert_true(k < made);
+    const UOp *after = f->trace.rewrites[k].after;
+    assert_true(pipeline_seek_rewrite(kp, 15, k + 1, err, sizeof err));
+    assert_int_equal(pipeline_position(kp), 15);
+    assert_int_equal(pipeline_rewrite_position(kp), (long)k + 1);
+    const UOp *root = pipeline_rewrite_point(kp, 15, k + 1, err, sizeof err);
+    assert_non_null(root);
+    assert_int_equal(uop_graph_has(root, after), 1);
+    assert_ptr_equal(pipeline_rewrite_point(kp, 15, 0, err, sizeof err), pipeline_root(kp, 14, err, sizeof err));
+    /* past the rewrites it made: the failure, and the position stays */
+    assert_false(pipeline_seek_rewrite(kp, 15, made + 1, err, sizeof err));
+    assert_non_null(strstr(err, "rewrite loop"));
+    assert_non_null(strstr(err, "rewrites before it failed"));
+    assert_int_equal(pipeline_position(kp), 15);
+    assert_int_equal(pipeline_rewrite_position(kp), (long)k + 1);
+    /* the stage asked for itself runs again and fails again: the position stays at the point inside it */
+    assert_null(pipeline_root(kp, 15, err, sizeof err));
+    assert_int_equal(pipeline_position(kp), 15);
+    /* without the rule the stage runs, and no failure is left */
+    assert_int_equal(pipeline_remove(kp, 15, NULL), 1);
+    assert_true(pipeline_seek(kp, 15, err, sizeof err));
+    assert_null(pipeline_failure(kp, 15));
+    pipeline_free(kp);
+    ruleset_free(rs);
 }
 
 static void test_opts_forget_later_stages(void **state) {
@@ -166,6 +225,7 @@ int main(void) {
         cmocka_unit_test(test_rows_are_what_runs),
         cmocka_unit_test(test_positions_and_results),
         cmocka_unit_test(test_opts_forget_later_stages),
+        cmocka_unit_test(test_failed_stage_points),
         cmocka_unit_test(test_matmul_exact),
         cmocka_unit_test(test_matmul_upcast_exact),
         cmocka_unit_test(test_matmul_unroll_exact),

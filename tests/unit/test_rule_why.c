@@ -8,7 +8,8 @@
  * that rewrites it the one the stage used; a rule tried before it in the
  * set takes the node first; unknown rules, a
  * near miss and a node not in the graph are one-line errors; and the probe
- * a stage runs sees its pass's context where the pass stands. */
+ * a stage runs sees its pass's context where the pass stands; a stage that
+ * failed is asked at the points before its failure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +196,46 @@ static void test_earlier_rule_takes_the_node(void **state) {
     ruleset_free(early);
 }
 
+/* a stage that failed is asked at the points before its failure; it has no end */
+static const UOp *grow_mul(const Match *m, void *ud) {
+    (void)ud;
+    const UOp *a = match_get(m, "a");
+    return uop_binary(m->ctx, OP_MUL, uop_binary(m->ctx, OP_MUL, a, uop_const_int(m->ctx, a->dtype, 1)),
+                      match_get(m, "b"));
+}
+
+static void test_failed_stage(void **state) {
+    (void)state;
+    RuleSet *rs = one_rule("planted", "grow_mul", grow_mul);
+    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    char err[1024];
+    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
+    assert_false(pipeline_seek(kp, 15, err, sizeof err));
+    const StageResult *f = pipeline_failure(kp, 15);
+    assert_non_null(f);
+    size_t k = 0;
+    while (strcmp(f->trace.rewrites[k].rule, "grow_mul") != 0) k++;
+    const UOp *before = f->trace.rewrites[k].before, *after = f->trace.rewrites[k].after;
+    RuleWhy w;
+    assert_true(rule_why(kp, 15, (long)k, "grow_mul", before, 0, &w, err, sizeof err));
+    assert_int_equal(w.rules[0].ex.verdict, RULE_REWRITES);
+    assert_ptr_equal(w.rules[0].ex.result, after);
+    assert_non_null(w.failed);
+    assert_non_null(strstr(w.failed, "rewrite loop"));
+    assert_int_equal(w.of, pipeline_failure(kp, 15)->trace.nrewrites);
+    assert_false(w.in_output);
+    rule_why_free(&w);
+    /* its end does not exist */
+    assert_false(rule_why(kp, 15, -1, "grow_mul", before, 0, &w, err, sizeof err));
+    char want[96];
+    snprintf(want, sizeof want, "ask at one of the rewrite points before it failed (:goto 15.%zu)",
+             pipeline_failure(kp, 15)->trace.nrewrites);
+    assert_non_null(strstr(err, want));
+    rule_why_free(&w);
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
 typedef struct Seen {
     int calls;
     void *user;
@@ -242,6 +283,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_earlier_rule_takes_the_node),
         cmocka_unit_test(test_probe_sees_the_pass),
+        cmocka_unit_test(test_failed_stage),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -125,6 +125,13 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   T.ok(w.result == rw[first].after)
   T.contains(w.failed, "rewrite loop")
   T.contains(tostring(w), string.format("stage 15 failed after %d rewrites: stage 15 (lower index dtype): rewrite loop", #rw))
+  -- where the node the rule made came from: the rule, at its rewrite
+  k:seek(15, first)
+  local o = k:origin(rw[first].after)
+  T.eq(o.steps[1].how, "rule")
+  T.eq(o.steps[1].rule, "grow")
+  T.eq(o.steps[1].point, "15." .. first)
+  T.eq(o.steps[#o.steps].how, "scheduled")
   -- the rule disarmed, the stage runs again when asked for, without removing anything
   armed = false
   T.contains(k:seek(15), "stage 15 (lower index dtype)")

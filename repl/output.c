@@ -218,6 +218,7 @@ static void color_words(StrBuf *out, const char *s, size_t n, const VerdictWord 
 static void color_verdict_line(StrBuf *out, const char *s, size_t n) {
     static const VerdictWord verdicts[] = {
         {"first wrong", SGR_RED}, {"DIFFERS", SGR_RED}, {"differ", SGR_RED}, {"is wrong", SGR_RED},
+        {"fails", SGR_RED},       {"FAILS", SGR_RED},
         {"matches", SGR_GREEN},   {"match", SGR_GREEN}, {"is right", SGR_GREEN}};
     color_words(out, s, n, verdicts, sizeof verdicts / sizeof verdicts[0]);
 }

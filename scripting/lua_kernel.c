@@ -1170,6 +1170,10 @@ static int k_bisect(lua_State *L) {
     bisect_format(&r, pipeline_name(kp), before, after, &sb);
     if (r.culprit.found) lua_pop(L, 2);
     set_text(L, "bisect", sb_str(&sb));
+    if (r.failed && r.points[r.first_bad].text) {
+        lua_pushstring(L, r.points[r.first_bad].text);
+        lua_setfield(L, -2, "failed");
+    }
     if (r.culprit.found) {
         lua_pushvalue(L, -2);
         char line[512];

@@ -130,8 +130,9 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
         out->checked++;
     } else {
         const char *w = strstr(why, "interp: ");
-        pc->state = n > 0 && !pipeline_result(kp, n) ? POINT_NOT_REACHED : POINT_NOT_CHECKED;
-        pc->text = copy(w ? w + 8 : why);
+        const StageResult *f = n > 0 ? pipeline_failure(kp, n) : NULL;
+        pc->state = f ? POINT_FAILED : n > 0 && !pipeline_result(kp, n) ? POINT_NOT_REACHED : POINT_NOT_CHECKED;
+        pc->text = copy(f ? f->error : w ? w + 8 : why);
     }
     sb_free(&sb);
     if (!pc->text) return -2;
@@ -145,7 +146,7 @@ static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress
         int r = check_point(kc, kp, n, out, pr);
         if (r == -2 || r == -3) return r;
         if (r == 0) return n;
-        if (out->points[n].state == POINT_NOT_REACHED) return -1;
+        if (out->points[n].state == POINT_NOT_REACHED || out->points[n].state == POINT_FAILED) return -1;
     }
     return -1;
 }
@@ -196,6 +197,13 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
         return false;
     }
     out->first_bad = bad;
+    /* no point is wrong, but a stage failed right after right points: that stage breaks the kernel */
+    for (int n = 1; bad < 0 && n <= STAGE_COUNT; n++)
+        if (out->points[n].state == POINT_FAILED) {
+            out->first_bad = n;
+            out->failed = true;
+            break;
+        }
     /* the rewrites of the first wrong stage, when the point before it was checked right */
     if (bad >= 1) {
         if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, &out->culprit, &pr);
@@ -225,14 +233,23 @@ void bisect_result_free(BisectResult *r) {
 void bisect_format(const BisectResult *r, const char *kernel_name, const char *before_text, const char *after_text,
                    StrBuf *sb) {
     sb_printf(sb, "bisect %s: ", kernel_name);
-    if (r->first_bad >= 0) {
+    if (r->failed) {
+        const Stage *st = stage_get(r->first_bad);
+        sb_printf(sb, "stage %d (%s) fails", r->first_bad, st ? st->name : "?");
+    } else if (r->first_bad >= 0) {
         const Stage *st = stage_get(r->first_bad);
         sb_printf(sb, "first wrong at stage %d (%s)", r->first_bad, st ? st->name : "as scheduled");
     } else {
         sb_puts(sb, "no checked stage differs from the reference");
     }
     sb_printf(sb, "; %d of %d points checked\n", r->checked, STAGE_COUNT + 1);
-    if (r->first_bad >= 1 && r->points[r->first_bad - 1].state == POINT_MATCHES)
+    if (r->failed) {
+        if (r->points[r->first_bad - 1].state == POINT_MATCHES) sb_printf(sb, "  stage %d is right; ", r->first_bad - 1);
+        else sb_puts(sb, "  ");
+        sb_printf(sb, "%s\n  :rewrites %d lists what it did before it failed, and :goto %d.R steps through it\n",
+                  r->points[r->first_bad].text ? r->points[r->first_bad].text : "it failed", r->first_bad,
+                  r->first_bad);
+    } else if (r->first_bad >= 1 && r->points[r->first_bad - 1].state == POINT_MATCHES)
         sb_printf(sb, "  stage %d is right, stage %d is wrong\n", r->first_bad - 1, r->first_bad);
     const BisectCulprit *c = &r->culprit;
     if (c->found)
@@ -242,7 +259,7 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
     else if (c->why)
         sb_printf(sb, "  culprit not found: %s\n", c->why);
     if (c->found && before_text && after_text) sb_printf(sb, "    before: %s\n    after:  %s\n", before_text, after_text);
-    if (r->first_bad >= 0 && r->points[r->first_bad].text)
+    if (r->first_bad >= 0 && !r->failed && r->points[r->first_bad].text)
         sb_printf(sb, "  %s\n", r->points[r->first_bad].text);
     for (int n = 0; n <= STAGE_COUNT; n++) {
         const PointCheck *pc = &r->points[n];
@@ -253,6 +270,7 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         case POINT_DIFFERS: sb_puts(sb, "DIFFERS from the reference\n"); break;
         case POINT_NOT_CHECKED: sb_printf(sb, "not checked: %s\n", pc->text ? pc->text : ""); break;
         case POINT_NOT_REACHED: sb_puts(sb, "not reached: a stage before it failed\n"); break;
+        case POINT_FAILED: sb_puts(sb, "FAILS (above)\n"); break;
         case POINT_SKIPPED: sb_puts(sb, "-  (not needed for the verdict)\n"); break;
         }
     }

@@ -8,7 +8,8 @@
  * single rewrite after which the output is wrong: its rule, where the rule
  * is written, its number in the stage, and the nodes before and after.  A
  * point that cannot be run is reported as not checked, with the reason; a
- * stage that fails ends the search. */
+ * stage that fails ends the search, and when no point before it is wrong
+ * it is the verdict: the stage that breaks the kernel. */
 #ifndef UOPDB_BISECT_H
 #define UOPDB_BISECT_H
 #include <stdbool.h>
@@ -19,6 +20,7 @@ typedef enum PointState {
     POINT_DIFFERS,     /* ran; the output differs */
     POINT_NOT_CHECKED, /* could not be run (why says so) */
     POINT_NOT_REACHED, /* a stage before it failed */
+    POINT_FAILED,      /* the stage itself failed (text: its error) */
     POINT_SKIPPED      /* not needed for the verdict */
 } PointState;
 
@@ -40,7 +42,10 @@ typedef struct BisectCulprit {
 } BisectCulprit;
 
 typedef struct BisectResult {
-    int first_bad;                        /* -1: no checked point differs */
+    int first_bad;                        /* -1: no checked point differs and no stage failed */
+    bool failed;                          /* first_bad is a stage that failed, the points
+                                           * before it right (its rewrites before the failure
+                                           * are in pipeline_failure) */
     BisectCulprit culprit;                /* within stage first_bad (when >= 1) */
     int checked;                          /* points that ran */
     PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */

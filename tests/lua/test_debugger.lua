@@ -125,6 +125,13 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   T.ok(w.result == rw[first].after)
   T.contains(w.failed, "rewrite loop")
   T.contains(tostring(w), string.format("stage 15 failed after %d rewrites: stage 15 (lower index dtype): rewrite loop", #rw))
+  -- bisect names the stage that fails, right after a right one
+  local stage, culprit, reports = k:bisect{quiet = true}
+  T.eq(stage, 15)
+  T.eq(culprit, nil)
+  T.contains(reports.failed, "rewrite loop")
+  T.contains(tostring(reports), "bisect r_3_3_3: stage 15 (lower index dtype) fails")
+  T.contains(tostring(reports), "stage 14 is right; stage 15 (lower index dtype): rewrite loop")
   -- where the node the rule made came from: the rule, at its rewrite
   k:seek(15, first)
   local o = k:origin(rw[first].after)

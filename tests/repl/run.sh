@@ -464,11 +464,12 @@ run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):
 expect_has ":break rule: a mistyped name is named" "breakpoint 1; no stage runs a rule named lower_binar yet (did you mean lower_binary?)" "$out"
 expect_eq ":break rule: a known one is set quietly" "breakpoint 2" "$(tail -n 1 <<<"$out")"
 # --- a stage that fails can be stepped into up to its failure ---
-run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name = "grow", pattern = "(MUL:int32 a b)", rewrite = function(m) return (m.a * 1) * m.b end} })\n:goto 15\n:rewrites 15\n:goto 15.8\n:print\n'
+run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name = "grow", pattern = "(MUL:int32 a b)", rewrite = function(m) return (m.a * 1) * m.b end} })\n:goto 15\n:rewrites 15\n:goto 15.8\n:print\n:bisect\n'
 expect_has "failed stage: the error, one line" "stage 15 (lower index dtype): rewrite loop at node %" "$err"
 expect_has "failed stage: :rewrites ends with the failure" "  then it failed: stage 15 (lower index dtype): rewrite loop" "$out"
 expect_has "failed stage: :goto to a point before it" "r_3_3_3: stage 15 (lower index dtype), rewrite 8 of the 14 it made before it failed: grow (stdin:1)" "$out"
 expect_has "failed stage: :print there" "# r_3_3_3 at stage 15 (lower index dtype), rewrite 8" "$out"
+expect_has "failed stage: :bisect names it" "bisect r_3_3_3: stage 15 (lower index dtype) fails" "$out"
 
 # --- :find lists the nodes that match a pattern, or the closest miss ---
 run $'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:goto 15\n:find (MUL:int32 a b)\n:find (ADD x (MUL a 5))\n:find\n:find ("x\n:find (CONST arg="a\\"b")\n'

@@ -357,6 +357,10 @@ static int k_stages(lua_State *L) {
             total += r->ms;
             sb_printf(&sb, "%6zu %6zu %8zu %8.3f  %-7s %s", r->nodes_before, r->nodes_after, r->rewrites, r->ms,
                       r->changed ? "yes" : "no", stage_status_name(st->status));
+        } else if (pipeline_failure(kp, n)) {
+            /* the rewrites it made before it failed (stopped: below says why) */
+            sb_printf(&sb, "%6s %6s %8zu %8s  %-7s %s", "-", "-", pipeline_failure(kp, n)->trace.nrewrites, "-",
+                      "FAILED", stage_status_name(st->status));
         } else {
             sb_printf(&sb, "%6s %6s %8s %8s  %-7s %s", "-", "-", "-", "-", "-", stage_status_name(st->status));
         }
@@ -385,6 +389,11 @@ static int k_stages(lua_State *L) {
             lua_setfield(L, -2, "ms");
             lua_pushboolean(L, r->changed);
             lua_setfield(L, -2, "changed");
+        } else if (pipeline_failure(kp, n)) {
+            lua_pushstring(L, pipeline_failure(kp, n)->error);
+            lua_setfield(L, -2, "failed");
+            lua_pushinteger(L, (lua_Integer)pipeline_failure(kp, n)->trace.nrewrites);
+            lua_setfield(L, -2, "rewrites");
         }
         lua_rawseti(L, -2, n);
     }

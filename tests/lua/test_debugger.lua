@@ -125,6 +125,10 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   T.ok(w.result == rw[first].after)
   T.contains(w.failed, "rewrite loop")
   T.contains(tostring(w), string.format("stage 15 failed after %d rewrites: stage 15 (lower index dtype): rewrite loop", #rw))
+  local row = k:stages()[15]
+  T.contains(row.failed, "rewrite loop")
+  T.eq(row.rewrites, #rw)
+  T.ok(tostring(k:stages()):find("lower index dtype +devectorizer +%- +%- +" .. #rw .. " +%- +FAILED"), tostring(k:stages()))
   -- bisect names the stage that fails, right after a right one
   local stage, culprit, reports = k:bisect{quiet = true}
   T.eq(stage, 15)

@@ -20,11 +20,7 @@
 #include "viz/tinygrad_repr.h"
 
 #include "golden_matmul_fixture.h"
-
-static const UOp *mul_to_add(const Match *m, void *ud) {
-    (void)ud;
-    return uop_binary(m->ctx, OP_ADD, match_get(m, "a"), match_get(m, "b"));
-}
+#include "planted_rules.h"
 
 /* the golden matmul with the wrong rule inserted into stage 15, at stage 22 */
 static KernelPipeline *planted(RuleSet **rs) {

@@ -17,6 +17,7 @@
 #include "viz/tinygrad_repr.h"
 
 #include "golden_matmul_fixture.h"
+#include "planted_rules.h"
 
 static void test_positions_and_results(void **state) {
     (void)state;
@@ -44,15 +45,6 @@ static void test_positions_and_results(void **state) {
     assert_false(pipeline_seek(kp, -1, err, sizeof err));
     assert_int_equal(pipeline_position(kp), 4);
     pipeline_free(kp);
-}
-
-/* int32 a*b made (a*1)*b: the new MUL a*1 is rewritten into a node that
- * contains itself, and stage 15 fails with a rewrite loop */
-static const UOp *grow_mul(const Match *m, void *ud) {
-    (void)ud;
-    UCtx *cx = m->ctx;
-    const UOp *a = match_get(m, "a");
-    return uop_binary(cx, OP_MUL, uop_binary(cx, OP_MUL, a, uop_const_int(cx, a->dtype, 1)), match_get(m, "b"));
 }
 
 /* a stage that fails keeps the rewrites it made before, and their points

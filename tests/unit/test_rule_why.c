@@ -23,11 +23,7 @@
 #include "core/debug/rule_why.h"
 
 #include "golden_matmul_fixture.h"
-
-static const UOp *mul_to_add(const Match *m, void *ud) {
-    (void)ud;
-    return uop_binary(m->ctx, OP_ADD, match_get(m, "a"), match_get(m, "b"));
-}
+#include "planted_rules.h"
 
 static const UOp *mul_to_sub(const Match *m, void *ud) {
     (void)ud;
@@ -197,13 +193,6 @@ static void test_earlier_rule_takes_the_node(void **state) {
 }
 
 /* a stage that failed is asked at the points before its failure; it has no end */
-static const UOp *grow_mul(const Match *m, void *ud) {
-    (void)ud;
-    const UOp *a = match_get(m, "a");
-    return uop_binary(m->ctx, OP_MUL, uop_binary(m->ctx, OP_MUL, a, uop_const_int(m->ctx, a->dtype, 1)),
-                      match_get(m, "b"));
-}
-
 static void test_failed_stage(void **state) {
     (void)state;
     RuleSet *rs = one_rule("planted", "grow_mul", grow_mul);

@@ -101,9 +101,10 @@ bool pipeline_runs_rule(const KernelPipeline *kp, const char *name) {
     return false;
 }
 
-/* The stage to try the rule in: the current one when it runs it, else the
- * next that does, else the last before.  0 when none does. */
-static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) { /* name NULL: any rule */
+/* The stage to try the rule in (name NULL: any rule): the current one when
+ * it runs it, else the next that does, else the last before.  0 when none
+ * does. */
+static int pick_stage(const KernelPipeline *kp, int at_stage, const char *name) {
     if (at_stage >= 1 && stage_runs_rule(kp, at_stage, name)) return at_stage;
     for (int n = at_stage + 1; n <= STAGE_COUNT; n++)
         if (stage_runs_rule(kp, n, name)) return n;

@@ -806,7 +806,7 @@ static const char *pred_name(NodePredFn fn) {
     return "a predicate";
 }
 
-/* "IDIV or MOD", "one of ADD, MUL, ... (9 ops)" */
+/* "IDIV or MOD", "ADD, MUL, or SHL", "ADD, MUL, SHL, SHR, IDIV, MAX, ... (17 ops)" */
 static void ops_text(StrBuf *sb, const PNode *p) {
     int shown = 0;
     for (int op = 0; op < OP_COUNT; op++) {

@@ -83,7 +83,9 @@ static void add_rule_line(lua_State *L, StrBuf *sb, const WhyRule *t, int width)
         sb_printf(sb, "no match: %s fails on %%%u: %s\n", ex->miss_pattern, ex->miss_node->id, ex->miss_reason);
         break;
     case RULE_DECLINED:
-        sb_printf(sb, "declined (%d match%s)\n", ex->matches, ex->matches == 1 ? "" : "es");
+        sb_printf(sb, "declined (%d match%s", ex->matches, ex->matches == 1 ? "" : "es");
+        add_captures(sb, t->rule, ex);
+        sb_puts(sb, ")\n");
         break;
     case RULE_REWRITES:
         push_node_line(L, ex->result);

@@ -110,6 +110,9 @@ T.test("a rule that declines, and one that fails, say so; the session goes on", 
   T.ok(w.result == nil)
   T.contains(tostring(w), "the pattern (MUL a b) matches (2 ways): a = %" .. mul:src()[1]:id())
   T.contains(tostring(w), "declined: the rule's condition or function gives nothing for any of them")
+  -- one line each when every rule is asked, with the first match's captures
+  T.ok(tostring(k:why(mul)):find(string.format("never +declined %%(2 matches: a = %%%%%d, b = %%%%%d%%)",
+                                               mul:src()[1]:id(), mul:src()[2]:id())), tostring(k:why(mul)))
   -- from stage 14 the rule is tried at stage 15's input, where the stage makes no rewrite
   k:seek(14)
   local mul14 = find(k:root(), function(u) return u:op() == "MUL" end)

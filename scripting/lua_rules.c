@@ -46,7 +46,7 @@ static RuleSet *check_rules(lua_State *L, int idx) {
 
 /* ---- calling Lua from a rewrite ---- */
 
-/* protected body: (fnref, match) -> result of fn(captures, root) */
+/* protected body: (fnref, match) -> the first two results of fn(captures, root) */
 static int call_rule_fn(lua_State *L) {
     int ref = (int)lua_tointeger(L, 1);
     const Match *m = lua_touserdata(L, 2);
@@ -60,12 +60,14 @@ static int call_rule_fn(lua_State *L) {
         lua_setfield(L, -2, name);
     }
     luop_push(L, m->root);
-    lua_call(L, 2, 1);
-    return 1;
+    lua_call(L, 2, 2);
+    return 2;
 }
 
-/* Runs the function of ref on the match; leaves its result on the stack.
- * Returns false (after rewrite_fail) when it raised an error. */
+/* Runs the function of ref on the match; leaves its first two results on
+ * the stack (a second one, a string, says why it declined: `return nil,
+ * "why"`, shown by k:why).  Returns false (after rewrite_fail) when it
+ * raised an error. */
 static bool run_lua(lua_State *L, int ref, const Match *m, const char *what) {
     lua_pushcfunction(L, call_rule_fn);
     lua_pushinteger(L, ref);
@@ -73,9 +75,13 @@ static bool run_lua(lua_State *L, int ref, const Match *m, const char *what) {
     /* the rewrite holds nodes Lua does not: no compaction meanwhile */
     LuaMemory *mem = luop_memory(L);
     mem->busy++;
-    int status = lua_pcall(L, 2, 1, 0);
+    int status = lua_pcall(L, 2, 2, 0);
     mem->busy--;
-    if (status == LUA_OK) return true;
+    if (status == LUA_OK) {
+        if (lua_type(L, -1) == LUA_TSTRING && !lua_toboolean(L, -2)) match_decline(m, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return true;
+    }
     const char *msg = lua_tostring(L, -1);
     rewrite_fail(m, "%s: %s", what, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);

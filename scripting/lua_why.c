@@ -7,7 +7,8 @@
  *
  * Fields: node, stage, point, of (the rules in the stage's set), rules (each
  * rule tried: {rule, where, pattern, index, verdict, miss {node, pattern,
- * reason}, captures {name = node}, matches, result, error}; verdict is "no
+ * reason}, captures {name = node}, matches, result, error, declined (what
+ * the rule said of its decline)}; verdict is "no
  * match", "declined", "rewrites" or "error"), rewrites ({point, rule, where,
  * after, index} each: the stage's rewrites of the node, index the rule's
  * place in the set), in_input, in_output, failed (the stage's error when it
@@ -59,8 +60,10 @@ static void add_rule_text(lua_State *L, StrBuf *sb, const RuleWhy *w, const WhyR
     case RULE_DECLINED:
         sb_printf(sb, "  the pattern %s matches (%d way%s)", rule_pattern_text(r), ex->matches, ex->matches == 1 ? "" : "s");
         add_captures(sb, r, ex);
-        sb_printf(sb, "\n  declined: the rule's condition or function gives nothing for %s\n",
-                  ex->matches == 1 ? "that match" : "any of them");
+        if (ex->declined[0]) sb_printf(sb, "\n  declined: %s\n", ex->declined);
+        else
+            sb_printf(sb, "\n  declined: the rule's condition or function gives nothing for %s\n",
+                      ex->matches == 1 ? "that match" : "any of them");
         break;
     case RULE_REWRITES:
         sb_printf(sb, "  the pattern %s matches", rule_pattern_text(r));
@@ -85,7 +88,9 @@ static void add_rule_line(lua_State *L, StrBuf *sb, const WhyRule *t, int width)
     case RULE_DECLINED:
         sb_printf(sb, "declined (%d match%s", ex->matches, ex->matches == 1 ? "" : "es");
         add_captures(sb, t->rule, ex);
-        sb_puts(sb, ")\n");
+        sb_puts(sb, ")");
+        if (ex->declined[0]) sb_printf(sb, ": %s", ex->declined);
+        sb_putc(sb, '\n');
         break;
     case RULE_REWRITES:
         push_node_line(L, ex->result);
@@ -181,6 +186,7 @@ static void set_rule_fields(lua_State *L, const WhyRule *t) {
     }
     set_node(L, "result", ex->result);
     if (ex->verdict == RULE_ERROR) set_string(L, "error", ex->error);
+    if (ex->verdict == RULE_DECLINED && ex->declined[0]) set_string(L, "declined", ex->declined);
 }
 
 static void set_fields(lua_State *L, const RuleWhy *w, const char *point, const char *rule) {

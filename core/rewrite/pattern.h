@@ -55,6 +55,8 @@ typedef struct Match {
     UCtx *ctx;
     void *user;                            /* RewriteOpts.user of the running rewrite */
     RewriteRun *run;                       /* for rewrite_fail() */
+    char *decline;                         /* where match_decline writes (k:why); NULL: nowhere */
+    size_t decline_len;
 } Match;
 
 /* Returns the replacement, or NULL for "no rewrite" (the rule did not apply).
@@ -69,6 +71,12 @@ typedef bool (*NodePredFn)(const UOp *u);
 const UOp *match_get(const Match *m, const char *name);
 /* Stops the running rewrite with an error that names the rule. */
 void rewrite_fail(const Match *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Says why the rule gives nothing for this match, for k:why ("its bounds
+ * [0, 8] are not one value"); costs one test when nobody asks.  A rule may
+ * say several things; the same text is kept once. */
+void match_decline(const Match *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the same, formatting nothing when nobody asks (for rules on hot paths) */
+#define MATCH_DECLINE(m, ...) ((m)->decline ? match_decline((m), __VA_ARGS__) : (void)0)
 
 void pattern_register_predicate(const char *name, NodePredFn fn);
 
@@ -122,6 +130,7 @@ typedef struct RuleExplain {
     char miss_reason[256];     /* "wants IDIV or MOD, it is ADD" */
     const UOp *cap[PAT_MAX_CAPTURES]; /* a match: the applied one, else the first */
     int matches;               /* complete matches the rule was offered */
+    char declined[512];        /* RULE_DECLINED: what the rule said of it (match_decline), or "" */
     const UOp *result;         /* RULE_REWRITES */
     char error[512];           /* RULE_ERROR */
 } RuleExplain;

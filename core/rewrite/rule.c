@@ -114,6 +114,19 @@ const UOp *match_get(const Match *m, const char *name) {
     return m->cap[slot];
 }
 
+void match_decline(const Match *m, const char *fmt, ...) {
+    if (!m || !m->decline || m->decline_len < 2) return;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!msg[0] || strstr(m->decline, msg)) return;
+    size_t used = strlen(m->decline);
+    if (used + 1 < m->decline_len)
+        snprintf(m->decline + used, m->decline_len - used, "%s%s", used ? "; " : "", msg);
+}
+
 void rewrite_fail(const Match *m, const char *fmt, ...) {
     if (!m) return;
     char msg[768];
@@ -164,8 +177,10 @@ static bool try_match(const UOp **caps, uint32_t bound, void *ud) {
     return true;
 }
 
-/* offers u to r: every match in turn until the rule gives a result */
-static void attempt(Attempt *a, Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run) {
+/* offers u to r: every match in turn until the rule gives a result (what
+ * the rule says of a decline goes to decline, when given) */
+static void attempt(Attempt *a, Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, char *decline,
+                    size_t decline_len) {
     /* not zeroed as a whole: the capture slots are written by the matcher
      * before anything reads them */
     a->r = r;
@@ -176,6 +191,8 @@ static void attempt(Attempt *a, Rule *r, UCtx *c, const UOp *u, void *user, Rewr
     a->m.ctx = c;
     a->m.user = user;
     a->m.run = run;
+    a->m.decline = decline;
+    a->m.decline_len = decline_len;
     pat_match_with(r->pat, u, a->m.cap, try_match, a);
 }
 
@@ -184,7 +201,7 @@ int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, cons
     if (!run) run = &local;
     Attempt a;
     r->stats.attempts++;
-    attempt(&a, r, c, u, user, run);
+    attempt(&a, r, c, u, user, run, NULL, 0);
     if (a.matches) r->stats.matches++;
     if (run->failed) return -1;
     if (!a.result) return 0;
@@ -206,7 +223,7 @@ void rule_explain(Rule *r, UCtx *c, const UOp *u, void *user, RuleExplain *out) 
     RewriteRun run = {.ctx = c, .failed = false};
     Attempt a;
     uctx_clear_error(c);
-    attempt(&a, r, c, u, user, &run);
+    attempt(&a, r, c, u, user, &run, out->declined, sizeof out->declined);
     out->matches = a.matches;
     if (run.failed) {
         out->verdict = RULE_ERROR;

@@ -77,7 +77,9 @@ static const UOp *mod_neg_divisor(const Match *m, void *ud) {
     return sym_bin(CTX, OP_MOD, x, sym_neg(CTX, d));
 }
 
-static const UOp *divmod_general(UCtx *c, Op op, const UOp *d, const UOp *x, const UOp *y, int depth);
+/* m (may be NULL) hears why nothing applied, for k:why */
+static const UOp *divmod_general(UCtx *c, Op op, const UOp *d, const UOp *x, const UOp *y, int depth,
+                                  const Match *m);
 
 /* term[i] = t[i] / fac[i], built; false when one cannot be (the rule then
  * does not apply, as when sym_divides fails) */
@@ -205,7 +207,7 @@ static const UOp *divmod_const(UCtx *ctx, Op op, const UOp *x, const UOp *y, int
         if (div < c) {
             const UOp *dv = sym_const_like(ctx, x, div);
             const UOp *inner = sym_bin(ctx, OP_IDIV, x, dv);
-            const UOp *nx = inner ? divmod_general(ctx, OP_IDIV, inner, x, dv, depth + 1) : NULL;
+            const UOp *nx = inner ? divmod_general(ctx, OP_IDIV, inner, x, dv, depth + 1, NULL) : NULL;
             if (nx && vmin_of(nx) >= 0) return sym_bin(ctx, OP_IDIV, nx, sym_const_like(ctx, x, c / div));
         }
     }
@@ -233,9 +235,13 @@ static int const_gcd(const UOp *const *t, int n, int64_t *g) {
     return 1;
 }
 
-static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, const UOp *y, int depth) {
+static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, const UOp *y, int depth,
+                                  const Match *m) {
     int64_t x0, x1, y0, y1;
-    if (!bnd(x, &x0, &x1) || !bnd(y, &y0, &y1) || (y0 == 0 && y1 == 0)) return NULL;
+    if (!bnd(x, &x0, &x1) || !bnd(y, &y0, &y1) || (y0 == 0 && y1 == 0)) {
+        if (m) MATCH_DECLINE(m, "the bounds of its sources are not known, or the divisor is 0");
+        return NULL;
+    }
     /* cancel_divmod: the numerator stays within one interval of the denominator */
     if ((y0 > 0 && y1 > 0) || (y0 < 0 && y1 < 0)) {
         i128 q = trunc_div(x0, y0);
@@ -243,6 +249,11 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
             if (op == OP_MOD) return sym_add(ctx, x, sym_neg(ctx, sym_mulc(ctx, y, (int64_t)q)));
             return sym_const_like(ctx, d, (int64_t)q);
         }
+        if (m)
+            MATCH_DECLINE(m, "cancel_divmod: the numerator's bounds [%lld, %lld] span more than one quotient by [%lld, %lld]",
+                          (long long)x0, (long long)x1, (long long)y0, (long long)y1);
+    } else if (m) {
+        MATCH_DECLINE(m, "cancel_divmod: the divisor's bounds [%lld, %lld] include 0", (long long)y0, (long long)y1);
     }
     int64_t k;
     const UOp *x_peeled = sym_pop_const(x, &k);
@@ -317,8 +328,13 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
 static const UOp *fold_divmod_general(const Match *m, void *ud) {
     (void)ud;
     const UOp *u = ROOT;
-    if (!sym_is_index(u)) return NULL;
-    const UOp *r = divmod_general(CTX, uop_op(u), u, u->src[0], u->src[1], 0);
+    if (!sym_is_index(u)) {
+        MATCH_DECLINE(m, "it is not index arithmetic");
+        return NULL;
+    }
+    const UOp *r = divmod_general(CTX, uop_op(u), u, u->src[0], u->src[1], 0, m);
+    if (!r || r == u)
+        MATCH_DECLINE(m, "nor do its other folds (nested mod, congruence, common factors, remainders)");
     return r == u ? NULL : r;
 }
 

@@ -155,16 +155,32 @@ static const UOp *where_combine_add_assoc(const Match *m, void *ud) {
 static const UOp *fold_by_bounds(const Match *m, void *ud) {
     (void)ud;
     int64_t lo, hi;
-    if (ROOT->dtype->count != 1 || !sym_bounds(ROOT, &lo, &hi) || lo != hi) return NULL;
+    if (ROOT->dtype->count != 1) {
+        MATCH_DECLINE(m, "a vector is not folded to one constant");
+        return NULL;
+    }
+    if (!sym_bounds(ROOT, &lo, &hi)) {
+        MATCH_DECLINE(m, "its bounds are not known");
+        return NULL;
+    }
+    if (lo != hi) {
+        MATCH_DECLINE(m, "its bounds [%lld, %lld] are not one value", (long long)lo, (long long)hi);
+        return NULL;
+    }
     return sym_const_like(CTX, ROOT, lo);
 }
 static const UOp *fold_max_by_bounds(const Match *m, void *ud) {
     (void)ud;
     const UOp *x = ROOT->src[0], *y = ROOT->src[1];
     int64_t x0, x1, y0, y1;
-    if (!sym_bounds(x, &x0, &x1) || !sym_bounds(y, &y0, &y1)) return NULL;
+    if (!sym_bounds(x, &x0, &x1) || !sym_bounds(y, &y0, &y1)) {
+        MATCH_DECLINE(m, "the bounds of its sources are not known");
+        return NULL;
+    }
     if (x0 >= y1) return x;
     if (x1 <= y0) return y;
+    MATCH_DECLINE(m, "its sources' bounds [%lld, %lld] and [%lld, %lld] overlap", (long long)x0, (long long)x1,
+                  (long long)y0, (long long)y1);
     return NULL;
 }
 

@@ -110,6 +110,20 @@ T.test("a rule that declines, and one that fails, say so; the session goes on", 
   T.ok(w.result == nil)
   T.contains(tostring(w), "the pattern (MUL a b) matches (2 ways): a = %" .. mul:src()[1]:id())
   T.contains(tostring(w), "declined: the rule's condition or function gives nothing for any of them")
+  -- a Lua rule says why it declines as a second result, its when too
+  k:insert(15, uop.rules{
+    {name = "says_why", pattern = "(MUL a b)", rewrite = function(m) return nil, "b is not a power of two" end},
+    {name = "when_says", pattern = "(MUL a b)", when = function(m) return false, "only on Sundays" end,
+     rewrite = function(m) return m.a end},
+  })
+  k:seek(15)
+  local sw = k:why("says_why", mul)
+  T.eq(sw.verdict, "declined")
+  T.eq(sw.declined, "b is not a power of two")
+  T.contains(tostring(sw), "  declined: b is not a power of two")
+  T.eq(k:why("when_says", mul).declined, "only on Sundays")
+  T.eq(w.declined, nil, "a rule that says nothing")
+  T.ok(tostring(k:why(mul)):find("says_why +declined %(2 matches[^)]*%): b is not a power of two"), tostring(k:why(mul)))
   -- one line each when every rule is asked, with the first match's captures
   T.ok(tostring(k:why(mul)):find(string.format("never +declined %%(2 matches: a = %%%%%d, b = %%%%%d%%)",
                                                mul:src()[1]:id(), mul:src()[2]:id())), tostring(k:why(mul)))
@@ -123,6 +137,20 @@ T.test("a rule that declines, and one that fails, say so; the session goes on", 
   T.contains(e.error, "no way")
   T.contains(tostring(e), "the pattern (MUL a b) matches, and the rule fails: ")
   T.eq(k:why("never", mul14).verdict, "declined", "the session goes on")
+end)
+
+T.test("symbolic rules say why they decline", function()
+  local k = uop.compile(P.matmul3()):kernel(1)
+  k:seek(14)
+  -- r0*3 + r1: bounds [0, 8]
+  local node = find(k:root(), function(u)
+    local s = u:src()
+    return u:op() == "ADD" and #s == 2 and s[1]:op() == "MUL" and s[2]:op() == "RANGE"
+  end)
+  T.ok(node, "an index ADD")
+  local w = k:why("fold_by_bounds", node)
+  T.eq(w.verdict, "declined")
+  T.eq(w.declined, string.format("its bounds [%d, %d] are not one value", node:vmin(), node:vmax()))
 end)
 
 T.test("a rule tried before it in the set takes the node first", function()

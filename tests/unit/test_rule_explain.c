@@ -2,8 +2,9 @@
  * (rule_explain): the sub-pattern a failed match stops at, the node it was
  * tried on and what differs, for every kind of miss; the furthest of the
  * orders a commutative node is tried in; the verdicts of a rule that
- * matches (declines, rewrites, fails); and the explaining matcher agreeing
- * with the plain one on every pattern and node below. */
+ * matches (declines, rewrites, fails) and what a rule says of a decline;
+ * and the explaining matcher agreeing with the plain one on every pattern
+ * and node below. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/rewrite/pattern_internal.h"
+#include "core/rewrite/registry.h"
+#include "core/sym/symbolic.h"
 
 static UCtx *c;
 static const UOp *x, *y, *two, *three, *sum, *prod, *nested, *fsum;
@@ -34,6 +37,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     uctx_free(c);
+    ruleset_registry_free();
     return 0;
 }
 
@@ -223,12 +227,68 @@ static void test_pattern_explain(void **state) {
     pattern_free(p);
 }
 
+/* a rule says why it declines: once per text, only when asked */
+static const UOp *declines_twice(const Match *m, void *ud) {
+    (void)ud;
+    match_decline(m, "not today");
+    MATCH_DECLINE(m, "not today");
+    MATCH_DECLINE(m, "nor %s", "tomorrow");
+    return NULL;
+}
+
+static void test_decline_reasons(void **state) {
+    (void)state;
+    Rule *r = make_rule("(ADD a b)", declines_twice, NULL);
+    RuleExplain ex;
+    rule_explain(r, c, sum, NULL, &ex);
+    assert_int_equal(ex.verdict, RULE_DECLINED);
+    assert_string_equal(ex.declined, "not today; nor tomorrow"); /* both orders said the same */
+    /* applied outside k:why, the rule writes nowhere */
+    const UOp *out = NULL;
+    assert_int_equal(rule_apply(r, c, sum, NULL, NULL, &out), 0);
+    rule_unref(r);
+    /* a rule with nothing to say */
+    ex = explain("(ADD a b)", sum);
+    assert_string_equal(ex.declined, "");
+}
+
+/* the symbolic rules that say why: bounds that are not one value, a
+ * division whose numerator spans several quotients */
+static const Rule *sym_rule(const char *name) {
+    const RuleSet *rs = sym_ruleset("sym");
+    assert_non_null(rs);
+    for (int i = 0; i < ruleset_count(rs); i++)
+        if (!strcmp(rule_name(ruleset_rule(rs, i)), name)) return ruleset_rule(rs, i);
+    fail_msg("no rule %s in sym", name);
+    return NULL;
+}
+
+static void test_sym_decline_reasons(void **state) {
+    (void)state;
+    const UOp *w = uop_var(c, "w", 0, 43);
+    RuleExplain ex;
+    rule_explain((Rule *)sym_rule("fold_by_bounds"), c, uop_binary(c, OP_ADD, w, three), NULL, &ex);
+    assert_int_equal(ex.verdict, RULE_DECLINED);
+    assert_string_equal(ex.declined, "its bounds [3, 46] are not one value");
+    rule_explain((Rule *)sym_rule("fold_divmod_general"), c, uop_binary(c, OP_IDIV, w, uop_const_int(c, DT_INDEX, 4)),
+                 NULL, &ex);
+    assert_int_equal(ex.verdict, RULE_DECLINED);
+    assert_non_null(strstr(ex.declined, "cancel_divmod: the numerator's bounds [0, 43] span more than one quotient by [4, 4]"));
+    /* within one quotient it folds */
+    rule_explain((Rule *)sym_rule("fold_divmod_general"), c, uop_binary(c, OP_IDIV, x, uop_const_int(c, DT_INDEX, 11)),
+                 NULL, &ex);
+    assert_int_equal(ex.verdict, RULE_REWRITES);
+    int64_t v;
+    assert_true(uop_op(ex.result) == OP_CONST && (v = ex.result->arg->v.i) == 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misses),          cmocka_unit_test(test_capture_conflict_ids),
         cmocka_unit_test(test_commutative_furthest), cmocka_unit_test(test_predicate),
         cmocka_unit_test(test_verdicts),        cmocka_unit_test(test_agrees_with_match),
-        cmocka_unit_test(test_pattern_explain),
+        cmocka_unit_test(test_pattern_explain), cmocka_unit_test(test_decline_reasons),
+        cmocka_unit_test(test_sym_decline_reasons),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -60,6 +60,17 @@ void push_text(lua_State *L, const char *kind, const char *text);
 /* pushes a node as a verdict shows it: "%12 = ADD int32 (%3, %9)   -- (r0+3)",
  * its listing line with its expression rendered when that is short */
 void push_node_line(lua_State *L, const UOp *u);
+/* appends indent and the node's line as push_node_line makes it (no newline) */
+void add_node_line(lua_State *L, StrBuf *sb, const char *indent, const UOp *u);
+/* sets field k of the table on top to the node (nothing for NULL) */
+void set_node_field(lua_State *L, const char *k, const UOp *u);
+/* a pipeline point as the debugger names it: "15.7", "15.0" (the stage's
+ * input), or "15" for the whole stage (r < 0) */
+void point_text(char *buf, size_t len, int stage, long r);
+/* appends where a pattern failed: "5 fails on %314: wants the value 5, it is 3" */
+void add_pattern_miss(StrBuf *sb, const PatternMiss *m);
+/* whether s is a node id as typed, 331 or "%331" (at most 10 digits); *id set */
+bool node_id_text(const char *s, lua_Integer *id);
 /* the node argument at idx: a UOp, its id or "%ID" (raises "<what>: ..."
  * for anything else or an id with no node) */
 const UOp *check_node_arg(lua_State *L, int idx, const char *what);

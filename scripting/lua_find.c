@@ -27,16 +27,7 @@ static Pat *check_pattern(lua_State *L, int idx, const char *what) {
 /* pushes {name = node} for a match */
 static void push_captures(lua_State *L, const Pat *p, const UOp *const *caps) {
     lua_createtable(L, 0, pattern_capture_count(p));
-    for (int i = 0; i < pattern_capture_count(p); i++) {
-        if (!caps[i]) continue;
-        luop_push(L, caps[i]);
-        lua_setfield(L, -2, pattern_capture_name(p, i));
-    }
-}
-
-/* "4 fails on %5: wants the value 4, it is 3" */
-static void push_miss_text(lua_State *L, const PatternMiss *m) {
-    lua_pushfstring(L, "%s fails on %%%d: %s", m->pattern, (int)m->node->id, m->reason);
+    for (int i = 0; i < pattern_capture_count(p); i++) set_node_field(L, pattern_capture_name(p, i), caps[i]);
 }
 
 /* a full userdata owning a compiled pattern, so an error raised while
@@ -82,7 +73,11 @@ static int l_match(lua_State *L) {
         return 1;
     }
     lua_pushnil(L);
-    push_miss_text(L, &miss);
+    StrBuf sb;
+    sb_init(&sb);
+    add_pattern_miss(&sb, &miss);
+    lua_pushstring(L, sb_str(&sb));
+    sb_free(&sb);
     unbox(L, box);
     return 2;
 }
@@ -94,12 +89,6 @@ static void add_captures(StrBuf *sb, const Pat *p, const UOp *const *caps) {
         if (caps[i]) sb_printf(sb, "%s%s = %%%u", shown++ ? ", " : "   ", pattern_capture_name(p, i), caps[i]->id);
 }
 
-static void add_node_line(lua_State *L, StrBuf *sb, const char *indent, const UOp *u) {
-    push_node_line(L, u);
-    sb_printf(sb, "%s%s", indent, lua_tostring(L, -1));
-    lua_pop(L, 1);
-}
-
 /* the work of k:find once its arguments are read; the pattern is freed by the caller */
 static void find_in(lua_State *L, KernelPipeline *kp, const Pat *p, const char *text, int limit) {
     char err[1024];
@@ -109,8 +98,7 @@ static void find_in(lua_State *L, KernelPipeline *kp, const Pat *p, const char *
                              : pipeline_root(kp, stage, err, sizeof err);
     if (!root) luaL_error(L, "find: %s", err);
     char point[32];
-    if (r >= 0) snprintf(point, sizeof point, "%d.%ld", stage, r);
-    else snprintf(point, sizeof point, "%d", stage);
+    point_text(point, sizeof point, stage, r);
     size_t n;
     const UOp **order = uop_toposort(root, &n);
     if (!order) luaL_error(L, "find: out of memory");
@@ -151,7 +139,9 @@ static void find_in(lua_State *L, KernelPipeline *kp, const Pat *p, const char *
     if (found > limit) sb_printf(&head, "  ... and %d more (the field nodes has them all)\n", found - limit);
     if (!found && best_at) {
         add_node_line(L, &head, "  closest: ", best_at);
-        sb_printf(&head, "\n    %s fails on %%%u: %s\n", best.pattern, best.node->id, best.reason);
+        sb_puts(&head, "\n    ");
+        add_pattern_miss(&head, &best);
+        sb_putc(&head, '\n');
     }
     if (head.len && head.data[head.len - 1] == '\n') head.data[--head.len] = 0;
     /* nodes and captures are on the stack: the text object goes under them */
@@ -167,10 +157,8 @@ static void find_in(lua_State *L, KernelPipeline *kp, const Pat *p, const char *
     lua_setfield(L, -2, "point");
     if (!found && best_at) {
         lua_createtable(L, 0, 3);
-        luop_push(L, best.node);
-        lua_setfield(L, -2, "node");
-        luop_push(L, best_at);
-        lua_setfield(L, -2, "root");
+        set_node_field(L, "node", best.node);
+        set_node_field(L, "root", best_at);
         lua_pushstring(L, best.pattern);
         lua_setfield(L, -2, "pattern");
         lua_pushstring(L, best.reason);

@@ -89,10 +89,10 @@ static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
 static void point_label(StrBuf *sb, const KernelPipeline *kp, Point p) {
     const Stage *st = stage_get(p.stage);
     sb_printf(sb, "stage %d (%s)", p.stage, st ? st->name : "as scheduled");
-    const StageResult *r = pipeline_result(kp, p.stage), *f = r ? NULL : pipeline_failure(kp, p.stage);
-    if (p.rewrite >= 0 && r) sb_printf(sb, ", rewrite %ld of %zu", p.rewrite, r->rewrites);
-    if (p.rewrite >= 0 && f)
-        sb_printf(sb, ", rewrite %ld of the %zu it made before it failed", p.rewrite, f->trace.nrewrites);
+    const StageResult *r = pipeline_ran(kp, p.stage);
+    if (p.rewrite >= 0 && r)
+        sb_printf(sb, ", rewrite %ld of %s%zu%s", p.rewrite, r->failed ? "the " : "", r->rewrites,
+                  r->failed ? " it made before it failed" : "");
 }
 
 /* appends text wrapped at width columns, continuation lines indented */
@@ -155,8 +155,7 @@ static int move_to_rewrite(lua_State *L, KernelPipeline *kp, int n, size_t r) {
     sb_init(&sb);
     sb_printf(&sb, "%s: ", pipeline_name(kp));
     point_label(&sb, kp, (Point){n, (long)r});
-    const StageResult *res = pipeline_result(kp, n);
-    if (!res) res = pipeline_failure(kp, n);
+    const StageResult *res = pipeline_ran(kp, n);
     if (r > 0 && res && r <= res->trace.nrewrites) {
         const TraceRewrite *w = &res->trace.rewrites[r - 1];
         sb_printf(&sb, ": %s (%s:%d) %%%u %s -> %%%u %s", w->rule, w->file, w->line, w->before->id,
@@ -193,15 +192,18 @@ static int k_back(lua_State *L) {
     return move_to(L, kp, pos - 1);
 }
 
-/* rewrites of stage n, running it as needed; a stage that failed has those
- * it made before it failed (its rewrite points can be visited) */
-static size_t stage_rewrites(lua_State *L, KernelPipeline *kp, int n) {
+/* stage n's result, running it as needed: finished, or failed with the
+ * rewrites it made before (their points can be visited); raises when a
+ * stage before it failed */
+static const StageResult *stage_ran(lua_State *L, KernelPipeline *kp, int n) {
     char err[1024];
-    if (pipeline_root(kp, n, err, sizeof err)) return pipeline_result(kp, n)->rewrites;
+    if (pipeline_root(kp, n, err, sizeof err)) return pipeline_result(kp, n);
     const StageResult *f = pipeline_failure(kp, n);
     if (!f) luaL_error(L, "%s", err);
-    return f->trace.nrewrites;
+    return f;
 }
+
+static size_t stage_rewrites(lua_State *L, KernelPipeline *kp, int n) { return stage_ran(L, kp, n)->rewrites; }
 
 /* k:next(): the next rewrite, across stage boundaries (a stage that changed
  * the kernel without rewrites, such as opts or linearize, is one step) */
@@ -351,16 +353,16 @@ static int k_stages(lua_State *L) {
     double total = 0;
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const Stage *st = stage_get(n);
-        const StageResult *r = pipeline_result(kp, n);
+        const StageResult *r = pipeline_result(kp, n), *f = pipeline_failure(kp, n);
         sb_printf(&sb, "%s %2d  %-20s %-12s ", n == pos ? ">" : " ", n, st->name, st->phase);
         if (r) {
             total += r->ms;
             sb_printf(&sb, "%6zu %6zu %8zu %8.3f  %-7s %s", r->nodes_before, r->nodes_after, r->rewrites, r->ms,
                       r->changed ? "yes" : "no", stage_status_name(st->status));
-        } else if (pipeline_failure(kp, n)) {
+        } else if (f) {
             /* the rewrites it made before it failed (stopped: below says why) */
-            sb_printf(&sb, "%6s %6s %8zu %8s  %-7s %s", "-", "-", pipeline_failure(kp, n)->trace.nrewrites, "-",
-                      "FAILED", stage_status_name(st->status));
+            sb_printf(&sb, "%6s %6s %8zu %8s  %-7s %s", "-", "-", f->rewrites, "-", "FAILED",
+                      stage_status_name(st->status));
         } else {
             sb_printf(&sb, "%6s %6s %8s %8s  %-7s %s", "-", "-", "-", "-", "-", stage_status_name(st->status));
         }
@@ -389,10 +391,10 @@ static int k_stages(lua_State *L) {
             lua_setfield(L, -2, "ms");
             lua_pushboolean(L, r->changed);
             lua_setfield(L, -2, "changed");
-        } else if (pipeline_failure(kp, n)) {
-            lua_pushstring(L, pipeline_failure(kp, n)->error);
+        } else if (f) {
+            lua_pushstring(L, f->error);
             lua_setfield(L, -2, "failed");
-            lua_pushinteger(L, (lua_Integer)pipeline_failure(kp, n)->trace.nrewrites);
+            lua_pushinteger(L, (lua_Integer)f->rewrites);
             lua_setfield(L, -2, "rewrites");
         }
         lua_rawseti(L, -2, n);
@@ -414,23 +416,17 @@ static int k_stages(lua_State *L) {
 
 /* The trace of stage n (argument 2, default the current stage) of the
  * kernel at 1, running the stages as needed (argument 3, options, is
- * accepted and ignored: nothing prints). */
-/* the trace of stage n (argument 2, default the current one), running it as
- * needed; for a stage that failed, the rewrites it made before, with the
- * failure in *failed (NULL otherwise) */
+ * accepted and ignored: nothing prints); for a stage that failed, the
+ * rewrites it made before, with the failure in *failed (NULL otherwise). */
 static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_out, const char **failed) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     int n = stage_arg(L, 2, kp);
     if (n < 1) luaL_error(L, "stage 0 is the kernel as scheduled: nothing was rewritten; give a stage 1..%d", STAGE_COUNT);
     *kp_out = kp;
     *n_out = n;
-    *failed = NULL;
-    char err[1024];
-    if (pipeline_root(kp, n, err, sizeof err)) return &pipeline_result(kp, n)->trace;
-    const StageResult *f = pipeline_failure(kp, n);
-    if (!f) luaL_error(L, "%s", err);
-    *failed = f->error;
-    return &f->trace;
+    const StageResult *r = stage_ran(L, kp, n);
+    *failed = r->failed ? r->error : NULL;
+    return &r->trace;
 }
 
 /* k:rules([n]): which rules fired in stage n (default: the current one) */
@@ -1028,6 +1024,15 @@ static int k_check(lua_State *L) {
     return 1;
 }
 
+bool node_id_text(const char *s, lua_Integer *id) {
+    const char *d = s[0] == '%' ? s + 1 : s;
+    size_t n = strlen(d);
+    bool digits = n > 0 && n <= 10;
+    for (size_t i = 0; digits && i < n; i++) digits = isdigit((unsigned char)d[i]);
+    if (digits) *id = strtoll(d, NULL, 10);
+    return digits;
+}
+
 /* the node argument: a UOp, its id, or "%ID" */
 const UOp *check_node_arg(lua_State *L, int idx, const char *what) {
     const UOp *u = luop_test(L, idx);
@@ -1037,18 +1042,34 @@ const UOp *check_node_arg(lua_State *L, int idx, const char *what) {
         id = lua_tointeger(L, idx);
     } else if (lua_type(L, idx) == LUA_TSTRING) {
         const char *s = lua_tostring(L, idx);
-        const char *d = s[0] == '%' ? s + 1 : s;
-        size_t n = strlen(d);
-        bool digits = n > 0 && n <= 10;
-        for (size_t i = 0; digits && i < n; i++) digits = isdigit((unsigned char)d[i]);
-        if (!digits) luaL_error(L, "%s: '%s' is not a node id (give a node, 331 or \"%%331\")", what, s);
-        id = strtoll(d, NULL, 10);
+        if (!node_id_text(s, &id)) luaL_error(L, "%s: '%s' is not a node id (give a node, 331 or \"%%331\")", what, s);
     } else {
         luaL_error(L, "%s: takes a node, its id or \"%%ID\", got %s", what, luaL_typename(L, idx));
     }
     const UOp *found = id >= 0 && id <= UINT32_MAX ? uctx_node(luop_ctx(L), (uint32_t)id) : NULL;
     if (!found) luaL_error(L, "%s: no node %%%I", what, (lua_Integer)id);
     return found;
+}
+
+void add_node_line(lua_State *L, StrBuf *sb, const char *indent, const UOp *u) {
+    push_node_line(L, u);
+    sb_printf(sb, "%s%s", indent, lua_tostring(L, -1));
+    lua_pop(L, 1);
+}
+
+void set_node_field(lua_State *L, const char *k, const UOp *u) {
+    if (!u) return;
+    luop_push(L, u);
+    lua_setfield(L, -2, k);
+}
+
+void point_text(char *buf, size_t len, int stage, long r) {
+    if (r < 0) snprintf(buf, len, "%d", stage);
+    else snprintf(buf, len, "%d.%ld", stage, r);
+}
+
+void add_pattern_miss(StrBuf *sb, const PatternMiss *m) {
+    sb_printf(sb, "%s fails on %%%u: %s", m->pattern, m->node->id, m->reason);
 }
 
 void push_node_line(lua_State *L, const UOp *u) {

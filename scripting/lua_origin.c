@@ -15,22 +15,9 @@
 #define DEFAULT_STEPS 64
 #define MAX_STEPS 100000
 
-/* "15.8", or "7" for a whole stage */
-static void point_name(char *buf, size_t len, int stage, size_t rewrite) {
-    if (rewrite) snprintf(buf, len, "%d.%zu", stage, rewrite);
-    else snprintf(buf, len, "%d", stage);
-}
-
-/* appends the node's verdict line, indented */
-static void add_node_line(lua_State *L, StrBuf *sb, const UOp *u) {
-    push_node_line(L, u);
-    sb_printf(sb, "           %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-}
-
 static void add_step_text(lua_State *L, StrBuf *sb, const OriginStep *st, bool first) {
     char at[32];
-    point_name(at, sizeof at, st->stage, st->rewrite);
+    point_text(at, sizeof at, st->stage, st->rewrite ? (long)st->rewrite : -1);
     sb_printf(sb, "  at %-6s", at);
     char who[32] = "";
     if (!first) snprintf(who, sizeof who, "%%%u ", st->node->id);
@@ -42,17 +29,20 @@ static void add_step_text(lua_State *L, StrBuf *sb, const OriginStep *st, bool f
     case ORIGIN_RULE:
         sb_printf(sb, "%sis the result of rule %s (%s:%d), which rewrote %%%u\n", who, st->rule, st->file, st->line,
                   st->from->id);
-        add_node_line(L, sb, st->from);
+        add_node_line(L, sb, "           ", st->from);
+        sb_putc(sb, '\n');
         break;
     case ORIGIN_PART:
         sb_printf(sb, "%swas made by rule %s (%s:%d) inside its result %%%u, rewriting %%%u\n", who, st->rule, st->file,
                   st->line, st->after->id, st->from->id);
-        add_node_line(L, sb, st->from);
+        add_node_line(L, sb, "           ", st->from);
+        sb_putc(sb, '\n');
         break;
     case ORIGIN_REBUILT:
         sb_printf(sb, "%sis %%%u rebuilt: below it rule %s (%s:%d) rewrote %%%u into %%%u\n", who, st->from->id, st->rule,
                   st->file, st->line, st->before->id, st->after->id);
-        add_node_line(L, sb, st->from);
+        add_node_line(L, sb, "           ", st->from);
+        sb_putc(sb, '\n');
         break;
     case ORIGIN_STAGE:
         if (st->rewrite)
@@ -65,16 +55,10 @@ static void add_step_text(lua_State *L, StrBuf *sb, const OriginStep *st, bool f
     }
 }
 
-static void set_node_field(lua_State *L, const char *k, const UOp *u) {
-    if (!u) return;
-    luop_push(L, u);
-    lua_setfield(L, -2, k);
-}
-
 static void push_step(lua_State *L, const OriginStep *st) {
     lua_createtable(L, 0, 11);
     char at[32];
-    point_name(at, sizeof at, st->stage, st->rewrite);
+    point_text(at, sizeof at, st->stage, st->rewrite ? (long)st->rewrite : -1);
     lua_pushstring(L, at);
     lua_setfield(L, -2, "point");
     lua_pushinteger(L, st->stage);

@@ -14,7 +14,6 @@
  * place in the set), in_input, in_output, failed (the stage's error when it
  * failed: the rules are asked before the failure); with a rule named, also the first
  * rule's own fields at the top and fired (its rewrites in the stage). */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,16 +22,10 @@
 #include "../core/stages/stages.h"
 #include "../core/util/strbuf.h"
 
-/* "15.7", "15.0" (the stage's input) or "15" (its end) */
-static void point_name(char *buf, size_t len, int stage, long r) {
-    if (r < 0) snprintf(buf, len, "%d", stage);
-    else snprintf(buf, len, "%d.%ld", stage, r);
-}
-
-static void add_node_line(lua_State *L, StrBuf *sb, const UOp *u) {
-    push_node_line(L, u);
-    sb_printf(sb, "           %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
+/* a node under the line that names it */
+static void add_node_below(lua_State *L, StrBuf *sb, const UOp *u) {
+    add_node_line(L, sb, "           ", u);
+    sb_putc(sb, '\n');
 }
 
 /* "x = %12, d = %13" */
@@ -52,9 +45,11 @@ static void add_rule_text(lua_State *L, StrBuf *sb, const RuleWhy *w, const WhyR
         sb_printf(sb, "  rule %d of %d (%s:%d):\n", t->index, w->set_size, rule_file(r), rule_line(r));
     switch (ex->verdict) {
     case RULE_NO_MATCH:
-        sb_printf(sb, "  no match: %s fails on %%%u: %s\n", ex->miss_pattern, ex->miss_node->id, ex->miss_reason);
-        if (ex->miss_node != w->node) add_node_line(L, sb, ex->miss_node);
-        if (strcmp(ex->miss_pattern, rule_pattern_text(r)) != 0)
+        sb_puts(sb, "  no match: ");
+        add_pattern_miss(sb, &ex->miss);
+        sb_putc(sb, '\n');
+        if (ex->miss.node != w->node) add_node_below(L, sb, ex->miss.node);
+        if (strcmp(ex->miss.pattern, rule_pattern_text(r)) != 0)
             sb_printf(sb, "           in the pattern %s\n", rule_pattern_text(r));
         break;
     case RULE_DECLINED:
@@ -69,7 +64,7 @@ static void add_rule_text(lua_State *L, StrBuf *sb, const RuleWhy *w, const WhyR
         sb_printf(sb, "  the pattern %s matches", rule_pattern_text(r));
         add_captures(sb, r, ex);
         sb_printf(sb, "\n  rewrites %%%u into\n", w->node->id);
-        add_node_line(L, sb, ex->result);
+        add_node_below(L, sb, ex->result);
         break;
     case RULE_ERROR:
         sb_printf(sb, "  the pattern %s matches, and the rule fails: %s\n", rule_pattern_text(r), ex->error);
@@ -83,7 +78,9 @@ static void add_rule_line(lua_State *L, StrBuf *sb, const WhyRule *t, int width)
     sb_printf(sb, "  %4d  %-*s  ", t->index, width, rule_name(t->rule));
     switch (ex->verdict) {
     case RULE_NO_MATCH:
-        sb_printf(sb, "no match: %s fails on %%%u: %s\n", ex->miss_pattern, ex->miss_node->id, ex->miss_reason);
+        sb_puts(sb, "no match: ");
+        add_pattern_miss(sb, &ex->miss);
+        sb_putc(sb, '\n');
         break;
     case RULE_DECLINED:
         sb_printf(sb, "declined (%d match%s", ex->matches, ex->matches == 1 ? "" : "es");
@@ -93,9 +90,8 @@ static void add_rule_line(lua_State *L, StrBuf *sb, const WhyRule *t, int width)
         sb_putc(sb, '\n');
         break;
     case RULE_REWRITES:
-        push_node_line(L, ex->result);
-        sb_printf(sb, "rewrites it into %s\n", lua_tostring(L, -1));
-        lua_pop(L, 1);
+        add_node_line(L, sb, "rewrites it into ", ex->result);
+        sb_putc(sb, '\n');
         break;
     case RULE_ERROR:
         sb_printf(sb, "error: %s\n", ex->error);
@@ -141,12 +137,6 @@ static void add_stage_text(StrBuf *sb, const RuleWhy *w, const char *rule) {
                   w->fired == 1 ? "" : "s", w->stage, w->of);
 }
 
-static void set_node(lua_State *L, const char *k, const UOp *u) {
-    if (!u) return;
-    luop_push(L, u);
-    lua_setfield(L, -2, k);
-}
-
 static void set_string(lua_State *L, const char *k, const char *v) {
     lua_pushstring(L, v);
     lua_setfield(L, -2, k);
@@ -174,17 +164,17 @@ static void set_rule_fields(lua_State *L, const WhyRule *t) {
     set_string(L, "verdict", rule_verdict_name(ex->verdict));
     if (ex->verdict == RULE_NO_MATCH) {
         lua_createtable(L, 0, 3);
-        set_node(L, "node", ex->miss_node);
-        set_string(L, "pattern", ex->miss_pattern);
-        set_string(L, "reason", ex->miss_reason);
+        set_node_field(L, "node", ex->miss.node);
+        set_string(L, "pattern", ex->miss.pattern);
+        set_string(L, "reason", ex->miss.reason);
         lua_setfield(L, -2, "miss");
     } else {
         lua_createtable(L, 0, rule_capture_count(r));
-        for (int i = 0; i < rule_capture_count(r); i++) set_node(L, rule_capture_name(r, i), ex->cap[i]);
+        for (int i = 0; i < rule_capture_count(r); i++) set_node_field(L, rule_capture_name(r, i), ex->cap[i]);
         lua_setfield(L, -2, "captures");
         set_int(L, "matches", ex->matches);
     }
-    set_node(L, "result", ex->result);
+    set_node_field(L, "result", ex->result);
     if (ex->verdict == RULE_ERROR) set_string(L, "error", ex->error);
     if (ex->verdict == RULE_DECLINED && ex->declined[0]) set_string(L, "declined", ex->declined);
 }
@@ -197,7 +187,7 @@ static void set_fields(lua_State *L, const RuleWhy *w, const char *point, const 
     set_int(L, "stage", w->stage);
     set_string(L, "point", point);
     set_int(L, "of", w->set_size);
-    set_node(L, "node", w->node);
+    set_node_field(L, "node", w->node);
     lua_createtable(L, w->nrules, 0);
     for (int i = 0; i < w->nrules; i++) {
         lua_createtable(L, 0, 10);
@@ -214,7 +204,7 @@ static void set_fields(lua_State *L, const RuleWhy *w, const char *point, const 
         set_string(L, "rule", d->rule);
         lua_pushfstring(L, "%s:%d", d->file, d->line);
         lua_setfield(L, -2, "where");
-        set_node(L, "after", d->after);
+        set_node_field(L, "after", d->after);
         set_int(L, "index", d->index);
         lua_rawseti(L, -2, i + 1);
     }
@@ -225,16 +215,11 @@ static void set_fields(lua_State *L, const RuleWhy *w, const char *point, const 
 }
 
 /* whether the argument at idx names a node rather than a rule: a UOp, an
- * integer, or a string of digits with or without '%' */
+ * integer, or a node id as typed */
 static bool is_node_arg(lua_State *L, int idx) {
+    lua_Integer id;
     if (luop_test(L, idx) || lua_isinteger(L, idx)) return true;
-    if (lua_type(L, idx) != LUA_TSTRING) return false;
-    const char *s = lua_tostring(L, idx);
-    if (*s == '%') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return false;
-    return true;
+    return lua_type(L, idx) == LUA_TSTRING && node_id_text(lua_tostring(L, idx), &id);
 }
 
 int luop_kernel_why(lua_State *L) {
@@ -257,7 +242,7 @@ int luop_kernel_why(lua_State *L) {
         return luaL_error(L, "why: %s", err);
     }
     char point[32];
-    point_name(point, sizeof point, w.stage, w.rewrite);
+    point_text(point, sizeof point, w.stage, w.rewrite);
     const Stage *st = stage_get(w.stage);
     const char *where = w.rewrite < 0 ? "its end, point " : w.rewrite == 0 ? "its input, point " : "point ";
     StrBuf sb;

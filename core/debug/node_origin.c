@@ -156,8 +156,7 @@ static bool explain(Walk *w, const UOp *node, int stage, long r, OriginStep *st)
         return true;
     }
     /* a stage that failed: the rewrites it made before */
-    const StageResult *res = pipeline_result(w->kp, stage);
-    if (!res) res = pipeline_failure(w->kp, stage);
+    const StageResult *res = pipeline_ran(w->kp, stage);
     if (!res) {
         walk_fail(w, "stage %d has not run", stage);
         return false;

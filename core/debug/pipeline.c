@@ -192,6 +192,7 @@ static bool run_stage(KernelPipeline *kp, int n, char *err, size_t errlen) {
          * stopped by Ctrl-C has not failed */
         snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
         r->failed = !uopdb_interrupted() && (r->error = strdup(err)) != NULL;
+        r->rewrites = r->trace.nrewrites;
         return false;
     }
     r->done = true;
@@ -213,7 +214,7 @@ static bool ensure(KernelPipeline *kp, int n, char *err, size_t errlen) {
         if (!run_stage(kp, i, err, errlen)) {
             /* the position moves back before the failed stage, unless it
              * is one of the rewrite points the stage made before failing */
-            bool inside = kp->pos == i && kp->rpos >= 0 && (size_t)kp->rpos <= kp->res[i].trace.nrewrites;
+            bool inside = kp->pos == i && kp->rpos >= 0 && (size_t)kp->rpos <= kp->res[i].rewrites;
             if (kp->pos > i - 1 && !inside) kp->pos = i - 1, kp->rpos = -1;
             return false;
         }
@@ -254,6 +255,11 @@ const StageResult *pipeline_result(const KernelPipeline *kp, int n) {
 const StageResult *pipeline_failure(const KernelPipeline *kp, int n) {
     if (n < 1 || n > STAGE_COUNT || !kp->res[n].failed || !kp->res[n].error) return NULL;
     return &kp->res[n];
+}
+
+const StageResult *pipeline_ran(const KernelPipeline *kp, int n) {
+    const StageResult *r = pipeline_result(kp, n);
+    return r ? r : pipeline_failure(kp, n);
 }
 
 /* compiles the final program (checked: with bounds checks) into *slot */
@@ -337,12 +343,22 @@ const InsertedRules *pipeline_inserted(const KernelPipeline *kp, int i) {
     return i >= 0 && i < kp->nins ? &kp->ins[i] : NULL;
 }
 
-/* stage n run again on point n-1, stopping after r rewrites (0: to its end), into trace (may be NULL) */
-static const UOp *rerun_stage(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err, size_t errlen) {
+/* what a run of a stage again hands its rule pass: a probe (StageCtx.probe), or none */
+typedef struct Probe {
+    void (*fn)(const RuleSet *rs, void *user, void *ud);
+    void *ud;
+    bool first;
+} Probe;
+
+/* stage n run again on point n-1, stopping after r rewrites (0: to its end),
+ * into trace (may be NULL), with the probe (may be NULL) */
+static const UOp *rerun_stage(KernelPipeline *kp, int n, size_t r, Trace *trace, const Probe *probe, char *err,
+                              size_t errlen) {
     char msg[1024] = "";
     StageCtx sc = stage_ctx(kp, msg, sizeof msg);
     sc.stop_after = r;
     sc.trace = trace;
+    if (probe) sc.probe = probe->fn, sc.probe_ud = probe->ud, sc.probe_first = probe->first;
     const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
     inserted_sets(kp, n, &sc, sides);
     const UOp *out = stage_run(&sc, n, point_root(kp, n - 1));
@@ -368,47 +384,41 @@ static bool point_reachable(KernelPipeline *kp, int n, long r, char *err, size_t
     if (!failed_here && ensure(kp, n, err, errlen)) return true;
     const StageResult *f = pipeline_failure(kp, n);
     if (!f || (n > 1 && !kp->res[n - 1].done)) return false; /* a stage before n failed */
-    size_t made = f->trace.nrewrites;
+    size_t made = f->rewrites;
     if (r >= 0 && (size_t)r <= made) return true;
     snprintf(err, errlen, "%s; it made %zu rewrite%s before it failed, and the points before the failure can be visited",
              f->error, made, made == 1 ? "" : "s");
     return false;
 }
 
-/* the rewrites stage n made: all of them, or those before it failed */
-static size_t stage_rewrites(const KernelPipeline *kp, int n) {
-    return kp->res[n].done ? kp->res[n].rewrites : kp->res[n].trace.nrewrites;
+/* the stop_after that reaches point (n, r): r, or 0 (the whole stage) for
+ * its end, or r past the rewrites of a stage that finished */
+static size_t stop_for(const KernelPipeline *kp, int n, long r) {
+    return r > 0 && (!kp->res[n].done || (size_t)r < kp->res[n].rewrites) ? (size_t)r : 0;
 }
 
 const UOp *pipeline_rewrite_point(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
-    if (!point_reachable(kp, n, (long)(r > LONG_MAX ? LONG_MAX : r), err, errlen)) return NULL;
+    long at = (long)(r > LONG_MAX ? LONG_MAX : r);
+    if (!point_reachable(kp, n, at, err, errlen)) return NULL;
     if (r == 0) return point_root(kp, n - 1);
-    if (kp->res[n].done && r >= kp->res[n].rewrites) return kp->res[n].root;
-    return rerun_stage(kp, n, r, NULL, err, errlen);
+    if (stop_for(kp, n, at) == 0) return kp->res[n].root;
+    return rerun_stage(kp, n, r, NULL, NULL, err, errlen);
 }
 
 const UOp *pipeline_rewrite_point_traced(KernelPipeline *kp, int n, size_t r, Trace *trace, char *err,
                                          size_t errlen) {
     trace_clear(trace);
-    if (!point_reachable(kp, n, (long)(r > LONG_MAX ? LONG_MAX : r), err, errlen)) return NULL;
+    long at = (long)(r > LONG_MAX ? LONG_MAX : r);
+    if (!point_reachable(kp, n, at, err, errlen)) return NULL;
     if (r == 0) return point_root(kp, n - 1);
-    return rerun_stage(kp, n, !kp->res[n].done || r < kp->res[n].rewrites ? r : 0, trace, err, errlen);
+    return rerun_stage(kp, n, stop_for(kp, n, at), trace, NULL, err, errlen);
 }
 
 bool pipeline_probe(KernelPipeline *kp, int n, long r, void (*probe)(const RuleSet *rs, void *user, void *ud),
                     void *ud, char *err, size_t errlen) {
     if (!point_reachable(kp, n, r, err, errlen)) return false;
-    char msg[1024] = "";
-    StageCtx sc = stage_ctx(kp, msg, sizeof msg);
-    sc.stop_after = r > 0 && (!kp->res[n].done || (size_t)r < kp->res[n].rewrites) ? (size_t)r : 0;
-    sc.probe = probe;
-    sc.probe_ud = ud;
-    sc.probe_first = r == 0;
-    const RuleSet *sides[2][PIPELINE_MAX_INSERTED];
-    inserted_sets(kp, n, &sc, sides);
-    if (stage_run(&sc, n, point_root(kp, n - 1))) return true;
-    snprintf(err, errlen, "%s", msg[0] ? msg : "failed without a message");
-    return false;
+    Probe p = {probe, ud, r == 0};
+    return rerun_stage(kp, n, stop_for(kp, n, r), NULL, &p, err, errlen) != NULL;
 }
 
 const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen) {
@@ -421,7 +431,7 @@ const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, c
 
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
     if (!pipeline_rewrite_point(kp, n, r, err, errlen)) return false;
-    size_t total = stage_rewrites(kp, n);
+    size_t total = kp->res[n].rewrites;
     if (r > total) {
         snprintf(err, errlen, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", n, total,
                  total == 1 ? "" : "s", n, n, total);

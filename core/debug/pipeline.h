@@ -14,7 +14,7 @@ typedef struct StageResult {
     bool done;
     const UOp *root;          /* after the stage */
     size_t nodes_before, nodes_after;
-    size_t rewrites;
+    size_t rewrites;          /* a stage that failed: those it made before */
     double ms;
     bool changed;             /* root differs from the one before */
     Trace trace;
@@ -76,10 +76,13 @@ const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen);
 /* Result of stage n (1..22); NULL if it has not run. */
 const StageResult *pipeline_result(const KernelPipeline *kp, int n);
 /* When stage n failed the last time it ran (the stages before it ran): its
- * result with failed set, error the message and trace the rewrites it made
- * before it failed, whose rewrite points n.0 to n.(that count) can be
- * visited like a finished stage's; NULL otherwise. */
+ * result with failed set, error the message and trace (and rewrites) the
+ * rewrites it made before it failed, whose rewrite points n.0 to
+ * n.rewrites can be visited like a finished stage's; NULL otherwise. */
 const StageResult *pipeline_failure(const KernelPipeline *kp, int n);
+/* Stage n's result once it ran, finished (done) or failed (failed); NULL
+ * before.  Runs nothing. */
+const StageResult *pipeline_ran(const KernelPipeline *kp, int n);
 
 /* ---- user rules inserted into a stage ---- */
 typedef struct InsertedRules {

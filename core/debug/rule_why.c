@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../rewrite/registry.h"
 #include "../util/interrupt.h"
 
 static bool why_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -23,11 +22,8 @@ static bool why_fail(char *err, size_t errlen, const char *fmt, ...) {
 /* the rule set a stage's row runs (NULL for a hook or a pass) */
 static const RuleSet *row_rules(const KernelPipeline *kp, int n) {
     const Stage *st = stage_get(n);
-    if (!st || (st->kind != STAGE_REWRITE && st->kind != STAGE_LINE_REWRITE)) return NULL;
-    stages_register_rulesets();
-    const char *names = pipeline_options(kp).native_transcendentals && st->rules_native ? st->rules_native : st->rules;
     char why[300];
-    return ruleset_get(names, why, sizeof why);
+    return st ? stage_rule_set(st, pipeline_options(kp).native_transcendentals, why, sizeof why) : NULL;
 }
 
 static int count_named(const RuleSet *rs, const char *name) {
@@ -216,10 +212,10 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
     if (!in) return why_fail(err, errlen, "%s", perr);
     /* a stage that failed has no end: its rules are asked at the points before the failure */
     const UOp *end = pipeline_root(kp, stage, perr, sizeof perr);
-    const StageResult *res = end ? pipeline_result(kp, stage) : pipeline_failure(kp, stage);
-    if (!res) return why_fail(err, errlen, "%s", perr);
-    out->failed = end ? NULL : res->error;
-    size_t made = end ? res->rewrites : res->trace.nrewrites;
+    const StageResult *res = pipeline_ran(kp, stage);
+    if (!res || (!end && !res->failed)) return why_fail(err, errlen, "%s", perr);
+    out->failed = res->failed ? res->error : NULL;
+    size_t made = res->rewrites;
     if (end && r > 0 && (size_t)r >= made) r = -1;
     if (!end && r < 0)
         return why_fail(err, errlen, "%s; ask at one of the rewrite points before it failed (:goto %d.%zu)", res->error,

@@ -75,8 +75,9 @@ void rewrite_fail(const Match *m, const char *fmt, ...) __attribute__((format(pr
  * [0, 8] are not one value"); costs one test when nobody asks.  A rule may
  * say several things; the same text is kept once. */
 void match_decline(const Match *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* the same, formatting nothing when nobody asks (for rules on hot paths) */
-#define MATCH_DECLINE(m, ...) ((m)->decline ? match_decline((m), __VA_ARGS__) : (void)0)
+/* the same, formatting nothing when nobody asks (for rules on hot paths);
+ * m may be NULL (a helper a rule shares with code that is not a rule) */
+#define MATCH_DECLINE(m, ...) ((m) && (m)->decline ? match_decline((m), __VA_ARGS__) : (void)0)
 
 void pattern_register_predicate(const char *name, NodePredFn fn);
 
@@ -116,6 +117,16 @@ RuleStats *rule_stats(Rule *r);
 /* Tries one rule on one node: 1 rewritten (*out set), 0 no match, -1 error. */
 int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, const UOp **out);
 
+/* Where a match that failed got furthest (pattern_explain, rule_explain):
+ * the node, the sub-pattern as written, what differs, and how many pattern
+ * nodes had matched before (to compare the misses of several nodes). */
+typedef struct PatternMiss {
+    const UOp *node;
+    char pattern[256];
+    char reason[256];
+    int progress;
+} PatternMiss;
+
 /* Why a rule does or does not rewrite a node, for the debugger. */
 typedef enum RuleVerdict {
     RULE_NO_MATCH,   /* the pattern does not match (miss_* say where it failed) */
@@ -125,9 +136,7 @@ typedef enum RuleVerdict {
 } RuleVerdict;
 typedef struct RuleExplain {
     RuleVerdict verdict;
-    const UOp *miss_node;      /* RULE_NO_MATCH: the node the failing sub-pattern was tried on */
-    char miss_pattern[256];    /* that sub-pattern as written */
-    char miss_reason[256];     /* "wants IDIV or MOD, it is ADD" */
+    PatternMiss miss;          /* RULE_NO_MATCH: where the pattern fails ("wants IDIV or MOD, it is ADD") */
     const UOp *cap[PAT_MAX_CAPTURES]; /* a match: the applied one, else the first */
     int matches;               /* complete matches the rule was offered */
     char declined[512];        /* RULE_DECLINED: what the rule said of it (match_decline), or "" */
@@ -170,15 +179,7 @@ int pattern_capture_slot(const Pat *p, const char *name);
 int pattern_capture_count(const Pat *p);
 const char *pattern_capture_name(const Pat *p, int slot);
 /* Why p does not match u (the same search as rule_explain's): true with
- * the first match in caps; false with where the match got furthest: the
- * node, the sub-pattern as written, what differs, and how many pattern
- * nodes had matched before (to compare the misses of several nodes). */
-typedef struct PatternMiss {
-    const UOp *node;
-    char pattern[256];
-    char reason[256];
-    int progress;
-} PatternMiss;
+ * the first match in caps; false with *miss filled. */
 bool pattern_explain(const Pat *p, const UOp *u, const UOp **caps, PatternMiss *miss);
 
 #endif

@@ -563,7 +563,7 @@ static const UOp *unified_rewrite(Engine *e, const UOp *root, bool bottom_up) {
             if (changed) {
                 next = uop_with_src(e->c, new_n, tmp, new_n->nsrc);
                 if (!next) fail(e, "graph_rewrite: rebuilding node %%%u: %s", new_n->id, uctx_error(e->c));
-                else if (e->trace && !trace_add_rebuild(e->trace, new_n, next))
+                else if (e->trace && e->trace->keep_rebuilds && !trace_add_rebuild(e->trace, new_n, next))
                     fail(e, "out of memory recording the trace");
             } else if (!bottom_up) {
                 int rc = try_rules(e, new_n, &next, &by);
@@ -689,7 +689,7 @@ bool line_rewrite(UCtx *c, const UOp *const *lst, size_t n, const RuleSet *rs, c
         const UOp *nu = u;
         if (!e.error && changed && !(nu = uop_with_src(c, u, tmp, u->nsrc)))
             fail(&e, "line_rewrite: rebuilding instruction %zu: %s", i, uctx_error(c));
-        else if (!e.error && changed && e.trace && !trace_add_rebuild(e.trace, u, nu))
+        else if (!e.error && changed && e.trace && e.trace->keep_rebuilds && !trace_add_rebuild(e.trace, u, nu))
             fail(&e, "out of memory recording the trace");
         if (tmp != small) free(tmp);
         if (e.error) break;

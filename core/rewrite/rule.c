@@ -212,12 +212,8 @@ int rule_apply(Rule *r, UCtx *c, const UOp *u, void *user, RewriteRun *run, cons
 
 void rule_explain(Rule *r, UCtx *c, const UOp *u, void *user, RuleExplain *out) {
     memset(out, 0, sizeof *out);
-    PatternMiss miss;
-    if (!pattern_explain(r->pat, u, out->cap, &miss)) {
+    if (!pattern_explain(r->pat, u, out->cap, &out->miss)) {
         out->verdict = RULE_NO_MATCH;
-        out->miss_node = miss.node;
-        memcpy(out->miss_pattern, miss.pattern, sizeof out->miss_pattern);
-        memcpy(out->miss_reason, miss.reason, sizeof out->miss_reason);
         return;
     }
     RewriteRun run = {.ctx = c, .failed = false};

@@ -236,13 +236,18 @@ static const UOp *run_inserted(StageCtx *sc, const RuleSet *const *sets, int n, 
     return root;
 }
 
+const RuleSet *stage_rule_set(const Stage *st, bool native_transcendentals, char *err, size_t errlen) {
+    if (errlen) err[0] = 0;
+    if (st->kind != STAGE_REWRITE && st->kind != STAGE_LINE_REWRITE) return NULL;
+    stages_register_rulesets();
+    return ruleset_get(native_transcendentals && st->rules_native ? st->rules_native : st->rules, err, errlen);
+}
+
 static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
     const RuleSet *rs = NULL;
     if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
         char why[300];
-        stages_register_rulesets();
-        const char *rules = sc->native_transcendentals && st->rules_native ? st->rules_native : st->rules;
-        if (!(rs = ruleset_get(rules, why, sizeof why))) return stage_fail(sc, "%s", why);
+        if (!(rs = stage_rule_set(st, sc->native_transcendentals, why, sizeof why))) return stage_fail(sc, "%s", why);
     }
     if (st->kind == STAGE_REWRITE && sc->nbefore + sc->nafter > 0) {
         RuleSet *all = with_inserted(sc, rs);

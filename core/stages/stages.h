@@ -147,6 +147,11 @@ const char *stage_runs(const Stage *st, char *buf, size_t len);
 /* the same for a pipeline with StageCtx.native_transcendentals as given */
 const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *buf, size_t len);
 
+/* The rule set a rewrite or line-rewrite row runs (its rules, or rules_native
+ * with native_transcendentals), from the registry; NULL for a hook or a
+ * pass, or with err when the set cannot be built. */
+const RuleSet *stage_rule_set(const Stage *st, bool native_transcendentals, char *err, size_t errlen);
+
 /* Runs stage n's row on root.  Returns the new root, or NULL with a message
  * in sc->err naming the stage and what went wrong. */
 const UOp *stage_run(StageCtx *sc, int n, const UOp *root);

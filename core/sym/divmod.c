@@ -239,7 +239,7 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
                                   const Match *m) {
     int64_t x0, x1, y0, y1;
     if (!bnd(x, &x0, &x1) || !bnd(y, &y0, &y1) || (y0 == 0 && y1 == 0)) {
-        if (m) MATCH_DECLINE(m, "the bounds of its sources are not known, or the divisor is 0");
+        MATCH_DECLINE(m, "the bounds of its sources are not known, or the divisor is 0");
         return NULL;
     }
     /* cancel_divmod: the numerator stays within one interval of the denominator */
@@ -249,10 +249,9 @@ static const UOp *divmod_general(UCtx *ctx, Op op, const UOp *d, const UOp *x, c
             if (op == OP_MOD) return sym_add(ctx, x, sym_neg(ctx, sym_mulc(ctx, y, (int64_t)q)));
             return sym_const_like(ctx, d, (int64_t)q);
         }
-        if (m)
-            MATCH_DECLINE(m, "cancel_divmod: the numerator's bounds [%lld, %lld] span more than one quotient by [%lld, %lld]",
-                          (long long)x0, (long long)x1, (long long)y0, (long long)y1);
-    } else if (m) {
+        MATCH_DECLINE(m, "cancel_divmod: the numerator's bounds [%lld, %lld] span more than one quotient by [%lld, %lld]",
+                      (long long)x0, (long long)x1, (long long)y0, (long long)y1);
+    } else {
         MATCH_DECLINE(m, "cancel_divmod: the divisor's bounds [%lld, %lld] include 0", (long long)y0, (long long)y1);
     }
     int64_t k;

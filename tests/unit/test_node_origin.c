@@ -24,12 +24,8 @@
 
 /* the golden matmul with the wrong rule inserted into stage 15, at stage 22 */
 static KernelPipeline *planted(RuleSet **rs) {
-    static const RuleSpec spec[] = {RULE_FN("mul_to_add", "(MUL:int32 a b)", mul_to_add)};
+    KernelPipeline *kp = planted_pipeline("mul_to_add", mul_to_add, rs);
     char err[512];
-    *rs = ruleset_from_specs("planted", spec, 1, err, sizeof err);
-    assert_non_null(*rs);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
-    assert_true(pipeline_insert(kp, 15, *rs, false, err, sizeof err));
     assert_true(pipeline_seek(kp, 22, err, sizeof err));
     return kp;
 }

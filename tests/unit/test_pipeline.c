@@ -1,7 +1,8 @@
 /* test_pipeline.c - a kernel stepped through the 22 stages: points kept and
  * reached lazily, stage results (nodes, rewrites, changed), opts forgetting
  * the stages from 7 on, errors for bad stage numbers, the rewrite points of
- * a stage that failed (up to its failure), and the golden 3x3
+ * a stage that failed (up to its failure; one stopped by Ctrl-C has not
+ * failed), and the golden 3x3
  * matmul AST compiled and run with exact results, with and without opts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "core/rewrite/registry.h"
 #include "core/debug/pipeline.h"
+#include "core/util/interrupt.h"
 #include "viz/tinygrad_repr.h"
 
 #include "golden_matmul_fixture.h"
@@ -51,12 +53,9 @@ static void test_positions_and_results(void **state) {
  * can be visited; the stage runs again when it is asked for itself */
 static void test_failed_stage_points(void **state) {
     (void)state;
-    static const RuleSpec spec[] = {RULE_FN("grow_mul", "(MUL:int32 a b)", grow_mul)};
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("grow_mul", grow_mul, &rs);
     char err[1024];
-    RuleSet *rs = ruleset_from_specs("planted", spec, 1, err, sizeof err);
-    assert_non_null(rs);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
-    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
     assert_false(pipeline_seek(kp, 15, err, sizeof err));
     assert_non_null(strstr(err, "rewrite loop"));
     assert_int_equal(pipeline_position(kp), 14);
@@ -67,6 +66,9 @@ static void test_failed_stage_points(void **state) {
     assert_null(pipeline_failure(kp, 14));
     size_t made = f->trace.nrewrites;
     assert_true(made > 1);
+    assert_int_equal(f->rewrites, made);
+    assert_ptr_equal(pipeline_ran(kp, 15), f);
+    assert_ptr_equal(pipeline_ran(kp, 14), pipeline_result(kp, 14));
     /* the first rewrite of the planted rule: its point holds its result */
     size_t k = 0;
     while (k < made && strcmp(f->trace.rewrites[k].rule, "grow_mul") != 0) k++;
@@ -92,6 +94,31 @@ static void test_failed_stage_points(void **state) {
     assert_int_equal(pipeline_remove(kp, 15, NULL), 1);
     assert_true(pipeline_seek(kp, 15, err, sizeof err));
     assert_null(pipeline_failure(kp, 15));
+    pipeline_free(kp);
+    ruleset_free(rs);
+}
+
+/* a rule that stops its stage as Ctrl-C does: the request made, an error */
+static const UOp *ctrl_c(const Match *m, void *ud) {
+    (void)ud;
+    uopdb_interrupt_request();
+    rewrite_fail(m, "interrupted");
+    return NULL;
+}
+
+/* a stage stopped by Ctrl-C has not failed: nothing is kept as its failure */
+static void test_interrupted_stage_is_not_a_failure(void **state) {
+    (void)state;
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("ctrl_c", ctrl_c, &rs);
+    char err[1024];
+    uopdb_interrupt_clear();
+    bool ran = pipeline_seek(kp, 15, err, sizeof err);
+    bool kept = pipeline_failure(kp, 15) || pipeline_ran(kp, 15);
+    uopdb_interrupt_clear(); /* before any assertion, so later tests run uninterrupted */
+    assert_false(ran);
+    assert_non_null(strstr(err, "interrupted"));
+    assert_false(kept);
     pipeline_free(kp);
     ruleset_free(rs);
 }
@@ -218,6 +245,7 @@ int main(void) {
         cmocka_unit_test(test_positions_and_results),
         cmocka_unit_test(test_opts_forget_later_stages),
         cmocka_unit_test(test_failed_stage_points),
+        cmocka_unit_test(test_interrupted_stage_is_not_a_failure),
         cmocka_unit_test(test_matmul_exact),
         cmocka_unit_test(test_matmul_upcast_exact),
         cmocka_unit_test(test_matmul_unroll_exact),

@@ -77,9 +77,9 @@ static RuleExplain explain(const char *pattern, const UOp *u) {
 static void expect_miss(const char *pattern, const UOp *u, const UOp *at, const char *sub, const char *reason) {
     RuleExplain ex = explain(pattern, u);
     assert_int_equal(ex.verdict, RULE_NO_MATCH);
-    assert_ptr_equal(ex.miss_node, at);
-    assert_string_equal(ex.miss_pattern, sub);
-    assert_string_equal(ex.miss_reason, reason);
+    assert_ptr_equal(ex.miss.node, at);
+    assert_string_equal(ex.miss.pattern, sub);
+    assert_string_equal(ex.miss.reason, reason);
 }
 
 static void test_misses(void **state) {
@@ -107,8 +107,8 @@ static void test_capture_conflict_ids(void **state) {
     char want[96];
     /* the straight order binds a to x first; the swapped order gets as far */
     snprintf(want, sizeof want, "a is %%%u already, here it would be %%%u", x->id, three->id);
-    assert_string_equal(ex.miss_reason, want);
-    assert_ptr_equal(ex.miss_node, three);
+    assert_string_equal(ex.miss.reason, want);
+    assert_ptr_equal(ex.miss.node, three);
 }
 
 /* of the two orders of a commutative node, the one that matched more is reported */

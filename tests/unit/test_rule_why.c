@@ -30,14 +30,6 @@ static const UOp *mul_to_sub(const Match *m, void *ud) {
     return uop_binary(m->ctx, OP_SUB, match_get(m, "a"), match_get(m, "b"));
 }
 
-static RuleSet *one_rule(const char *set, const char *name, RewriteFn fn) {
-    RuleSpec spec[] = {{.name = name, .pattern = "(MUL:int32 a b)", .fn = fn, .file = __FILE__, .line = __LINE__}};
-    char err[512];
-    RuleSet *rs = ruleset_from_specs(set, spec, 1, err, sizeof err);
-    assert_non_null(rs);
-    return rs;
-}
-
 /* rewrites of stage n by rule */
 static size_t count_by(KernelPipeline *kp, int n, const char *rule) {
     const Trace *t = &pipeline_result(kp, n)->trace;
@@ -56,10 +48,9 @@ static size_t first_rewrite_by(KernelPipeline *kp, int n, const char *rule) {
 
 static void test_rewrites_where_the_trace_says(void **state) {
     (void)state;
-    RuleSet *rs = one_rule("planted", "mul_to_add", mul_to_add);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("mul_to_add", mul_to_add, &rs);
     char err[1024];
-    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
     assert_true(pipeline_seek(kp, 22, err, sizeof err));
     size_t k = first_rewrite_by(kp, 15, "mul_to_add");
     assert_true(k > 0);
@@ -86,8 +77,8 @@ static void test_rewrites_where_the_trace_says(void **state) {
     assert_int_equal(w.stage, 15);
     assert_int_equal(w.rewrite, -1);
     assert_int_equal(w.rules[0].ex.verdict, RULE_NO_MATCH);
-    assert_ptr_equal(w.rules[0].ex.miss_node, tr->after);
-    assert_string_equal(w.rules[0].ex.miss_reason, "wants MUL, it is ADD");
+    assert_ptr_equal(w.rules[0].ex.miss.node, tr->after);
+    assert_string_equal(w.rules[0].ex.miss.reason, "wants MUL, it is ADD");
     assert_int_equal(w.ndone, 0);
     assert_true(w.in_output);
     rule_why_free(&w);
@@ -103,10 +94,9 @@ static void test_rewrites_where_the_trace_says(void **state) {
  * in set order: the first that rewrites it is the one the stage used */
 static void test_every_rule(void **state) {
     (void)state;
-    RuleSet *rs = one_rule("planted", "mul_to_add", mul_to_add);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("mul_to_add", mul_to_add, &rs);
     char err[1024];
-    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
     assert_true(pipeline_seek(kp, 15, err, sizeof err));
     size_t k = first_rewrite_by(kp, 15, "mul_to_add");
     const TraceRewrite *tr = &pipeline_result(kp, 15)->trace.rewrites[k - 1];
@@ -140,10 +130,9 @@ static void test_every_rule(void **state) {
 
 static void test_errors(void **state) {
     (void)state;
-    RuleSet *rs = one_rule("planted", "mul_to_add", mul_to_add);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("mul_to_add", mul_to_add, &rs);
     char err[1024];
-    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
     const UOp *root = pipeline_root(kp, 15, err, sizeof err);
     assert_non_null(root);
     RuleWhy w;
@@ -167,10 +156,9 @@ static void test_errors(void **state) {
  * rewrite it too, and the stage's rewrite names the earlier rule */
 static void test_earlier_rule_takes_the_node(void **state) {
     (void)state;
-    RuleSet *late = one_rule("late", "mul_to_add", mul_to_add), *early = one_rule("early", "mul_to_sub", mul_to_sub);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    RuleSet *late, *early = planted_set("mul_to_sub", mul_to_sub);
+    KernelPipeline *kp = planted_pipeline("mul_to_add", mul_to_add, &late);
     char err[1024];
-    assert_true(pipeline_insert(kp, 15, late, false, err, sizeof err));
     assert_true(pipeline_insert(kp, 15, early, true, err, sizeof err));
     assert_true(pipeline_seek(kp, 15, err, sizeof err));
     assert_int_equal(first_rewrite_by(kp, 15, "mul_to_add"), 0);
@@ -195,10 +183,9 @@ static void test_earlier_rule_takes_the_node(void **state) {
 /* a stage that failed is asked at the points before its failure; it has no end */
 static void test_failed_stage(void **state) {
     (void)state;
-    RuleSet *rs = one_rule("planted", "grow_mul", grow_mul);
-    KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
+    RuleSet *rs;
+    KernelPipeline *kp = planted_pipeline("grow_mul", grow_mul, &rs);
     char err[1024];
-    assert_true(pipeline_insert(kp, 15, rs, false, err, sizeof err));
     assert_false(pipeline_seek(kp, 15, err, sizeof err));
     const StageResult *f = pipeline_failure(kp, 15);
     assert_non_null(f);

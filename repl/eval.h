@@ -19,8 +19,8 @@ int eval_report(lua_State *L, int status);
 /* Pushes the last error reported with its traceback; false (nothing
  * pushed) if there was none. */
 bool eval_push_last_error(lua_State *L);
-/* Shows the values above index base, tab-separated (tables shallowly, text
- * objects by their kind), then pops them. */
+/* Shows the values above index base, tab-separated (tables as format.h
+ * says, text objects by their kind), then pops them. */
 void eval_print_values(lua_State *L, int base);
 /* Runs code (a colon command) and shows what it returns, one value per
  * line, after anything it wrote to stdout, as one output (paged when

@@ -6,7 +6,14 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define MAX_ENTRIES 100
+/* How much of a table is shown: nested tables to MAX_DEPTH levels, and
+ * MAX_ENTRIES entries in all, shared by every level, so a deep or wide
+ * table prints one readable line; what is left out shows as "..." or
+ * {...}.  The depth bound also ends a table that contains itself. */
+enum { MAX_DEPTH = 4, MAX_ENTRIES = 200 };
+/* a table's non-list keys sorted at most: beyond, which are shown is
+ * lua_next's choice (the sort is quadratic) */
+enum { MAX_KEYS_SORTED = 1000 };
 
 static bool is_identifier(const char *s) {
     if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return false;
@@ -15,8 +22,11 @@ static bool is_identifier(const char *s) {
     return true;
 }
 
-/* a value inside a table: strings quoted, tables without __tostring elided */
-static void push_inner(lua_State *L, int idx) {
+static void format_table(lua_State *L, int idx, int depth, int *budget);
+
+/* a value inside a table: strings quoted, tables without __tostring nested
+ * while depth and budget last */
+static void push_inner(lua_State *L, int idx, int depth, int *budget) {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TSTRING) {
         luaL_Buffer b;
@@ -33,7 +43,8 @@ static void push_inner(lua_State *L, int idx) {
         luaL_addchar(&b, '"');
         luaL_pushresult(&b);
     } else if (lua_type(L, idx) == LUA_TTABLE && !luaL_getmetafield(L, idx, "__tostring")) {
-        lua_pushstring(L, "{...}");
+        if (depth < MAX_DEPTH && *budget > 0) format_table(L, idx, depth + 1, budget);
+        else lua_pushstring(L, "{...}");
     } else {
         if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1); /* the metafield */
         luaL_tolstring(L, idx, NULL);
@@ -54,58 +65,81 @@ static void sort_strings(lua_State *L, int t, lua_Integer n) {
     }
 }
 
-static void format_table(lua_State *L, int idx) {
+/* Pushes {list items, key = value...}: the list part in order, then the
+ * other keys sorted.  The keys are gathered before any value is shown, so
+ * the entries shown are the same every time whatever lua_next's order. */
+static void format_table(lua_State *L, int idx, int depth, int *budget) {
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 16, "formatting a value");
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-    lua_newtable(L); /* "key = value" entries of the other keys */
-    int entries = lua_gettop(L);
-    lua_Integer nentries = 0;
+    lua_newtable(L); /* the other keys' "key" texts, with the keys themselves */
+    int keys = lua_gettop(L);
+    lua_newtable(L);
+    int key_values = lua_gettop(L);
+    lua_Integer nkeys = 0;
     bool more = false;
     lua_pushnil(L);
     while (lua_next(L, idx)) {
-        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n) { lua_pop(L, 1); continue; }
-        if (nentries >= MAX_ENTRIES) { more = true; lua_pop(L, 2); break; }
-        if (lua_type(L, -2) == LUA_TSTRING && is_identifier(lua_tostring(L, -2))) lua_pushvalue(L, -2);
+        lua_pop(L, 1);
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) continue;
+        if (nkeys == MAX_KEYS_SORTED) { more = true; lua_pop(L, 1); break; }
+        if (lua_type(L, -1) == LUA_TSTRING && is_identifier(lua_tostring(L, -1))) lua_pushvalue(L, -1);
         else {
+            int none = 0; /* a key is shown whole: it takes nothing from the budget */
             lua_pushliteral(L, "[");
-            push_inner(L, -3);
+            push_inner(L, -2, MAX_DEPTH, &none);
             lua_pushliteral(L, "]");
             lua_concat(L, 3);
         }
-        lua_pushliteral(L, " = ");
-        push_inner(L, -3);
-        lua_concat(L, 3);
-        lua_rawseti(L, entries, ++nentries);
-        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_pushvalue(L, -3);
+        lua_rawset(L, key_values); /* key text -> key */
+        lua_rawseti(L, keys, ++nkeys);
     }
-    sort_strings(L, entries, nentries);
+    sort_strings(L, keys, nkeys);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addchar(&b, '{');
-    int shown = 0;
-    for (lua_Integer i = 1; i <= n && shown < MAX_ENTRIES; i++, shown++) {
-        if (shown) luaL_addstring(&b, ", ");
+    bool first = true;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (*budget <= 0) { more = true; break; }
+        (*budget)--;
+        if (!first) luaL_addstring(&b, ", ");
+        first = false;
         lua_rawgeti(L, idx, i);
-        push_inner(L, -1);
+        push_inner(L, -1, depth, budget);
         lua_remove(L, -2);
         luaL_addvalue(&b);
     }
-    if (n > MAX_ENTRIES) more = true;
-    for (lua_Integer i = 1; i <= nentries; i++) {
-        if (shown++) luaL_addstring(&b, ", ");
-        lua_rawgeti(L, entries, i);
+    for (lua_Integer i = 1; i <= nkeys; i++) {
+        if (*budget <= 0) { more = true; break; }
+        (*budget)--;
+        if (!first) luaL_addstring(&b, ", ");
+        first = false;
+        lua_rawgeti(L, keys, i);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, key_values); /* the key */
+        lua_rawget(L, idx);        /* its value */
+        push_inner(L, -1, depth, budget);
+        lua_remove(L, -2);
+        lua_pushliteral(L, " = ");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
         luaL_addvalue(&b);
     }
-    if (more) luaL_addstring(&b, ", ...");
+    if (more) luaL_addstring(&b, first ? "..." : ", ...");
     luaL_addchar(&b, '}');
     luaL_pushresult(&b);
-    lua_remove(L, entries);
+    lua_remove(L, key_values);
+    lua_remove(L, keys);
 }
 
 void format_value(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
     luaL_checkstack(L, 16, "formatting a value");
     if (lua_type(L, idx) == LUA_TTABLE && !luaL_getmetafield(L, idx, "__tostring")) {
-        format_table(L, idx);
+        int budget = MAX_ENTRIES;
+        format_table(L, idx, 1, &budget);
         return;
     }
     if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1);

@@ -1,6 +1,7 @@
 /* format.h - how the REPL shows a value: tostring for most values, tables
- * shallowly as {1, 2, key = value, sub = {...}}, strings inside tables
- * quoted, keys sorted so the output is the same every time. */
+ * as {1, 2, key = value, sub = {x = 1}}, nested to four levels and at most
+ * 200 entries in all (then {...} or ...), strings inside tables quoted,
+ * keys sorted so the output is the same every time. */
 #ifndef UOPDB_REPL_FORMAT_H
 #define UOPDB_REPL_FORMAT_H
 #include <lua.h>

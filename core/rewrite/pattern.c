@@ -243,7 +243,11 @@ static bool parse_dtype_item(Parser *ps, PNode *n) {
         size_t wl = len < sizeof word - 1 ? len : sizeof word - 1;
         memcpy(word, ps->p, wl);
         word[wl] = 0;
-        fail_at(ps, ps->p, "unknown dtype '%s'", word);
+        Op op;
+        if (op_from_name(word, &op))
+            fail_at(ps, ps->p, "unknown dtype '%s' (%s is an op: capture a node by its op with name@(%s))", word, word,
+                    word);
+        else fail_at(ps, ps->p, "unknown dtype '%s'", word);
         return false;
     }
     ps->p += used;

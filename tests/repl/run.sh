@@ -60,7 +60,15 @@ expect_eq "expression values: no errors" "" "$err"
 expect_rc "expression values: status" 0 "$rc"
 
 run $'{1, 2, a = "s", t = {}, [10] = true}\n'
-expect_eq "tables print shallowly" '{1, 2, [10] = true, a = "s", t = {...}}' "$out"
+expect_eq "tables print with sorted keys" '{1, 2, [10] = true, a = "s", t = {}}' "$out"
+
+run $'{{stage = 15, names = {"a", "b"}}, x = {y = "q\\nz"}}\nc = {} c.self = c\nc\n'
+expect_eq "nested tables print to four levels" \
+    $'{{names = {"a", "b"}, stage = 15}, x = {y = "q\\nz"}}\n{self = {self = {self = {self = {...}}}}}' "$out"
+
+run $'w = {} for i = 1, 1000 do w[i] = {i} end\nw\nv = {} for i = 1, 300 do v["k" .. i] = i end\nv\n'
+expect_has "a long table stops at 200 entries, nested ones counted" '{99}, {100}, ...}' "$out"
+expect_has "its keys sorted" '{k1 = 1, k10 = 10, k100 = 100, k101 = 101,' "$out"
 
 run $'e = (uop.var("x", 0, 10) * 4 + 3) // 2\ne:vmin(), e:vmax(), e:eval{x = 3}\n'
 expect_eq "bounds and eval" $'1\t21\t7' "$out"

@@ -67,6 +67,7 @@ static void test_parse_errors(void **state) {
     expect_error("({Binary Nope} x y)", "line 1, column 10: unknown op or op class 'Nope'");
     expect_error("(ADD x\n  (MUL y 2)", "line 1, column 1: '(' is never closed");
     expect_error("(ADD x:foo y)", "line 1, column 8: unknown dtype 'foo'");
+    expect_error("(ADD x c:CONST)", "line 1, column 10: unknown dtype 'CONST' (CONST is an op: capture a node by its op with name@(CONST))");
     expect_error("(ADD x y) z", "line 1, column 11: unexpected 'z' after the end of the pattern");
     expect_error("(ADD x y ?no_such_pred)", "line 1, column 11: unknown predicate 'no_such_pred'");
     expect_error("(ADD x\n    y]", "line 2, column 6: expected ')', found ']'");

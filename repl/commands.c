@@ -169,7 +169,8 @@ static const CommandInfo commands[] = {
      "return k:diff(%s)"},
     {"rules", NULL, ARGS_STAGE, ":rules | :rules N",
      "Which rules fired in stage N (default: the current stage), how often, and\n"
-     "where each is written.",
+     "where each is written; rules put into the stage with k:insert that never\n"
+     "fired are listed with 0.",
      ":rules 15",
      "return k:rules(%s)"},
     {"rewrites", NULL, ARGS_STAGE, ":rewrites | :rewrites N",

@@ -429,7 +429,9 @@ static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_ou
     return &r->trace;
 }
 
-/* k:rules([n]): which rules fired in stage n (default: the current one) */
+/* k:rules([n]): which rules fired in stage n (default: the current one),
+ * how often (the text's fields: rule name -> count), and the rules
+ * inserted into the stage that never fired (count 0) */
 static int k_rules(lua_State *L) {
     KernelPipeline *kp;
     int n;
@@ -462,9 +464,18 @@ static int k_rules(lua_State *L) {
     sb_init(&sb);
     const Stage *st = stage_get(n);
     char runs[256];
-    sb_printf(&sb, "stage %d (%s) runs %s: %zu rewrite%s by %d rule%s\n", n, st->name,
-              stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs), t->nrewrites,
-              t->nrewrites == 1 ? "" : "s", nnames,
+    /* the sets k:insert put into the stage, where they run */
+    sb_printf(&sb, "stage %d (%s) runs ", n, st->name);
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage == n && ins->before) sb_printf(&sb, "%s (inserted) + ", ruleset_name(ins->rules));
+    }
+    sb_printf(&sb, "%s", stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs));
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage == n && !ins->before) sb_printf(&sb, " + %s (inserted)", ruleset_name(ins->rules));
+    }
+    sb_printf(&sb, ": %zu rewrite%s by %d rule%s\n", t->nrewrites, t->nrewrites == 1 ? "" : "s", nnames,
               nnames == 1 ? "" : "s");
     for (int i = 1; i <= nnames; i++) {
         lua_rawgeti(L, order, i);
@@ -474,6 +485,23 @@ static int k_rules(lua_State *L) {
         const TraceRewrite *w = &t->rewrites[first[i - 1]];
         sb_printf(&sb, "  %6lld  %-36s %s:%d\n", (long long)c, name, w->file ? w->file : "", w->line);
         lua_pop(L, 2);
+    }
+    /* rules put into this stage with k:insert that never fired: the likely
+     * surprise, so they are listed too */
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage != n) continue;
+        for (int r = 0; r < ruleset_count(ins->rules); r++) {
+            const Rule *rule = ruleset_rule(ins->rules, r);
+            lua_getfield(L, counts, rule_name(rule));
+            bool fired = lua_tointeger(L, -1) > 0;
+            lua_pop(L, 1);
+            if (fired) continue;
+            lua_pushinteger(L, 0);
+            lua_setfield(L, counts, rule_name(rule));
+            sb_printf(&sb, "  %6d  %-36s %s:%d   inserted, never fired (:why %s ID says why)\n", 0, rule_name(rule),
+                          rule_file(rule) ? rule_file(rule) : "", rule_line(rule), rule_name(rule));
+        }
     }
     lua_pop(L, 1);
     if (failed) sb_printf(&sb, "  then it failed: %s\n", failed);

@@ -54,6 +54,16 @@ T.test("inserted rules appear in k:rules and k:rewrites under their names with t
   T.ok(found, "the planted rule fired in stage 4")
   T.eq(found.where, "tests/lua/test_debugger.lua:" .. PLANTED_LINE)
   T.ok(k:rules(4, {quiet = true}).mul_to_add >= 1)
+  -- an inserted rule that never fires is listed with 0, and the header says where its set runs
+  k:insert(4, uop.rules({{name = "never_fires", pattern = "(MUL:int32 a b)", rewrite = function() return nil end}}, "idle"),
+           {before = true})
+  local fired = k:rules(4)
+  T.eq(fired.never_fires, 0)
+  T.ok(fired.mul_to_add >= 1)
+  T.contains(tostring(fired), "stage 4 (initial symbolic) runs idle (inserted) + ")
+  T.contains(tostring(fired), " + rules (inserted): ")
+  T.ok(tostring(fired):find("\n +0  never_fires +tests/lua/test_debugger.lua:%d+   inserted, never fired %(:why never_fires ID says why%)\n"),
+       tostring(fired))
   T.raises("insert: rules go into stages 1 to 22", function() k:insert(0, mul_to_add()) end)
   T.raises("insert: unknown option 'befor'", function() k:insert(4, mul_to_add(), {befor = true}) end)
 end)

@@ -233,10 +233,11 @@ static bool walk(Walk *w, int stage, long rewrite, const UOp *node, int max_step
     int p = present(w, stage, rewrite, node);
     if (p < 0) return false;
     if (!p) {
-        if (rewrite >= 0)
-            walk_fail(w, "%%%u is not in the graph at point %d.%ld (go to a point whose graph has it)", node->id,
-                      stage, rewrite);
-        else walk_fail(w, "%%%u is not in the graph at point %d (go to a point whose graph has it)", node->id, stage);
+        char at[48], hint[256];
+        if (rewrite >= 0) snprintf(at, sizeof at, "%d.%ld", stage, rewrite);
+        else snprintf(at, sizeof at, "%d", stage);
+        pipeline_where_is(w->kp, node, hint, sizeof hint);
+        walk_fail(w, "%%%u is not in the graph at point %s (%s)", node->id, at, hint);
         return false;
     }
     const UOp *cur = node;

@@ -247,6 +247,58 @@ const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen) {
     return point_root(kp, n);
 }
 
+/* The points 0..22 whose graphs have the node, as runs "0 to 6, 9" in
+ * runs; how many points, -1 when out of memory. */
+static int points_with(KernelPipeline *kp, const UOp *node, char *runs, size_t len) {
+    size_t used = 0;
+    int first = -1, points = 0;
+    if (len) runs[0] = 0;
+    for (int n = 0; n <= STAGE_COUNT + 1; n++) {
+        char err[256];
+        const UOp *root = n <= STAGE_COUNT ? pipeline_root(kp, n, err, sizeof err) : NULL;
+        int has = root ? uop_graph_has(root, node) : 0;
+        if (has < 0) return -1;
+        if (has) {
+            points++;
+            if (first < 0) first = n;
+            continue;
+        }
+        if (first >= 0 && used < len) {
+            int w = first == n - 1 ? snprintf(runs + used, len - used, "%s%d", used ? ", " : "", first)
+                                   : snprintf(runs + used, len - used, "%s%d to %d", used ? ", " : "", first, n - 1);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        first = -1;
+        if (!root) break; /* the end, or a stage that failed */
+    }
+    return points;
+}
+
+int pipeline_where_is(KernelPipeline *kp, const UOp *node, char *out, size_t len) {
+    char runs[96];
+    int n = points_with(kp, node, runs, sizeof runs);
+    if (n < 0) { snprintf(out, len, "out of memory"); return -1; }
+    if (n) {
+        snprintf(out, len, "it is in the graph at point%s %s", n > 1 ? "s" : "", runs);
+        return n;
+    }
+    /* made by a rewrite and gone before its stage ended */
+    for (int s = 1; s <= STAGE_COUNT; s++) {
+        const StageResult *res = pipeline_ran(kp, s);
+        for (size_t i = 0; res && i < res->trace.nrewrites; i++) {
+            int has = uop_graph_has(res->trace.rewrites[i].after, node);
+            if (has < 0) { snprintf(out, len, "out of memory"); return -1; }
+            if (has) {
+                snprintf(out, len, "it is at none of points 0 to %d; it first appears in the result of rewrite %d.%zu (rule %s)",
+                         STAGE_COUNT, s, i + 1, res->trace.rewrites[i].rule);
+                return 0;
+            }
+        }
+    }
+    snprintf(out, len, "it is at no point of this kernel");
+    return 0;
+}
+
 const StageResult *pipeline_result(const KernelPipeline *kp, int n) {
     if (n < 1 || n > STAGE_COUNT || !kp->res[n].done) return NULL;
     return &kp->res[n];

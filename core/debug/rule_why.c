@@ -229,11 +229,12 @@ bool rule_why(KernelPipeline *kp, int at_stage, long at_rewrite, const char *rul
     out->in_output = end ? uop_graph_has(end, node) : 0;
     if (has < 0 || out->in_input < 0 || out->in_output < 0) return why_fail(err, errlen, "out of memory");
     if (!has) {
-        char where[96], hint[160];
+        char where[96], hint[256];
         rewritten_at(kp, rule, node, hint, sizeof hint);
-        if (!hint[0])
-            snprintf(hint, sizeof hint, "go to a point of stage %d whose graph has it, or name another stage: {stage = N}",
-                     stage);
+        if (!hint[0] && pipeline_where_is(kp, node, hint, sizeof hint) > 0) {
+            size_t used = strlen(hint);
+            snprintf(hint + used, sizeof hint - used, "; name one of its stages with {stage = N}");
+        }
         return why_fail(err, errlen, "%%%u is not in the graph at %s, where its rules would see it (%s)", node->id,
                         where_name(where, sizeof where, stage, r), hint);
     }

@@ -205,9 +205,17 @@ T.test("the stage is the current one, the next or the last before; errors are on
   T.raises("why: unknown option 'stages'", function() k:why("mul_to_add", node, {stages = 3}) end)
   T.raises("why: 'abc' is not a node id", function() k:why("mul_to_add", "abc") end)
   T.raises("why: no node %4000000000", function() k:why("mul_to_add", 4000000000) end)
-  T.raises("is not in the graph at point 15.0, the input of stage 15", function()
+  T.raises("is not in the graph at point 15.0, the input of stage 15, where its rules would see it "
+           .. "(it is at no point of this kernel)", function()
     k:why("mul_to_add", uop.var("not_here", 0, 3))
   end)
+  -- a node of the scheduled kernel that stage 15 never sees: the points that have it
+  local reduce
+  for _, u in ipairs(k:root(3):toposort()) do if u:op() == "REDUCE" then reduce = u end end
+  T.ok(reduce, "the kernel at point 3 has a REDUCE")
+  T.raises(string.format("%%%d is not in the graph at point 15.0, the input of stage 15, where its rules would see it "
+                         .. "(it is in the graph at points 0 to 6; name one of its stages with {stage = N})",
+                         reduce:id()), function() k:why("mul_to_add", reduce) end)
   T.raises("bad argument #1", function() k:why(nil, node) end)
   T.eq(k:why("mul_to_add", node, {stage = 15}).point, "15.0", "the session goes on")
 end)

@@ -166,7 +166,7 @@ static void test_limits_and_errors(void **state) {
     /* not from one rewrite before it */
     assert_false(node_origin(kp, 15, (long)r - 1, made, 64, &ch, err, sizeof err));
     char want[160];
-    snprintf(want, sizeof want, "%%%u is not in the graph at point 15.%zu (go to a point whose graph has it)", made->id,
+    snprintf(want, sizeof want, "%%%u is not in the graph at point 15.%zu (it is in the graph at point 15)", made->id,
              r - 1);
     assert_string_equal(err, want);
     origin_chain_free(&ch);
@@ -184,7 +184,20 @@ static void test_limits_and_errors(void **state) {
     /* a node of no point */
     const UOp *stray = uop_var(c, "stray", 0, 9);
     assert_false(node_origin(kp, 22, -1, stray, 64, &ch, err, sizeof err));
-    snprintf(want, sizeof want, "%%%u is not in the graph at point 22 (go to a point whose graph has it)", stray->id);
+    snprintf(want, sizeof want, "%%%u is not in the graph at point 22 (it is at no point of this kernel)", stray->id);
+    assert_string_equal(err, want);
+    origin_chain_free(&ch);
+    /* a node made inside stage 15 and rewritten there: the rewrite whose result has it */
+    const Trace *t15 = &pipeline_result(kp, 15)->trace;
+    const UOp *mul = t15->rewrites[r - 1].before;
+    size_t made_at = 0;
+    while (made_at < r - 1 && !uop_graph_has(t15->rewrites[made_at].after, mul)) made_at++;
+    assert_true(made_at < r - 1);
+    assert_false(node_origin(kp, 22, -1, mul, 64, &ch, err, sizeof err));
+    snprintf(want, sizeof want,
+             "%%%u is not in the graph at point 22 (it is at none of points 0 to 22; it first appears in the result of "
+             "rewrite 15.%zu (rule %s))",
+             mul->id, made_at + 1, t15->rewrites[made_at].rule);
     assert_string_equal(err, want);
     origin_chain_free(&ch);
     /* the AST's own nodes: one step, scheduled */

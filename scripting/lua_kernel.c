@@ -499,8 +499,15 @@ static int k_rules(lua_State *L) {
             if (fired) continue;
             lua_pushinteger(L, 0);
             lua_setfield(L, counts, rule_name(rule));
-            sb_printf(&sb, "  %6d  %-36s %s:%d   inserted, never fired (:why %s ID says why)\n", 0, rule_name(rule),
-                          rule_file(rule) ? rule_file(rule) : "", rule_line(rule), rule_name(rule));
+            /* a rule whose error stopped the stage did run: the engine names it so */
+            char named[300];
+            snprintf(named, sizeof named, "rule \"%s\" (%s:%d)", rule_name(rule), rule_file(rule) ? rule_file(rule) : "",
+                     rule_line(rule));
+            bool raised = failed && strstr(failed, named);
+            sb_printf(&sb, "  %6d  %-36s %s:%d   inserted, ", 0, rule_name(rule), rule_file(rule) ? rule_file(rule) : "",
+                      rule_line(rule));
+            if (raised) sb_printf(&sb, "its error stopped the stage (below)\n");
+            else sb_printf(&sb, "never fired (:why %s ID says why)\n", rule_name(rule));
         }
     }
     lua_pop(L, 1);

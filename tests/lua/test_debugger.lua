@@ -159,6 +159,17 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   T.eq(k:rewrites(15).failed, nil)
 end)
 
+T.test("k:rules names an inserted rule whose error stopped its stage, not as one that never fired", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:insert(15, uop.rules{ {name = "raises", pattern = "(MUL:int32 a b)", rewrite = function() error("no such case") end},
+                          {name = "idle", pattern = "(MUL:int32 a b)", rewrite = function() return nil end} })
+  T.raises("no such case", function() k:seek(15) end)
+  local text = tostring(k:rules(15))
+  T.ok(text:find("\n +0  raises +tests/lua/test_debugger.lua:%d+   inserted, its error stopped the stage %(below%)\n"), text)
+  T.ok(text:find("\n +0  idle +tests/lua/test_debugger.lua:%d+   inserted, never fired"), text)
+  T.contains(text, 'then it failed: stage 15 (lower index dtype): rule "raises"')
+end)
+
 T.test("breakpoints by rule, op, node and predicate; continue across stages", function()
   local k = uop.compile(matmul3()):kernel(1)
   k:seek(0)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "../util/stack_guard.h"
 #include "../util/u64map.h"
+#include "../util/interrupt.h"
 
 typedef struct IVal {
     double f;        /* float dtypes */
@@ -189,6 +190,7 @@ static bool reduce(Interp *in, int k, IVal *out) {
     bool ok = true;
     for (;;) {
         IVal v;
+        if (uopdb_interrupted()) { ok = fail(in, u, "interrupted"); break; }
         if (!(ok = eval(in, nd->src[0], &v))) break;
         if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
         if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
@@ -319,6 +321,7 @@ static bool loop(Interp *in, int k, int level) {
     in->ractive[r] = true;
     bool ok = true;
     for (int64_t v = 0; ok && v < end; v++) {
+        if (uopdb_interrupted()) { ok = fail(in, nd->u, "interrupted"); break; }
         move_range(in, r, v);
         ok = loop(in, k, level + 1);
     }

@@ -7,7 +7,9 @@
  * with ref_eval.  Both branches of a WHERE are evaluated, as generated code
  * does, so a load is only safe by its own gate.  Every buffer access is
  * bounds-checked: an index outside the buffer is an error naming the INDEX
- * node, never a crash; an Invalid index reads 0 and stores nothing. */
+ * node, never a crash; an Invalid index reads 0 and stores nothing.  Each
+ * loop and reduce iteration polls the interrupt flag: Ctrl-C stops it with
+ * "interrupted". */
 #ifndef UOPDB_AST_INTERP_H
 #define UOPDB_AST_INTERP_H
 #include <stdbool.h>

@@ -90,6 +90,10 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
         }
         char why[1024];
         int right = check_rewrite_point(kc, kp, n, mid, &completion_ok, why, sizeof why);
+        if (right < 0 && uopdb_interrupted()) {
+            set_text(&c->why, "interrupted");
+            return;
+        }
         if (right < 0) {
             char text[1400];
             snprintf(text, sizeof text, "rewrite point %d.%zu could not be checked: %s (the culprit is one of rewrites "
@@ -114,7 +118,8 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
 }
 
 /* Checks point n into out->points[n] (once): 1 right, 0 wrong, -1 not
- * checked (a form nothing runs, or the stage failed), -2 out of memory. */
+ * checked (a form nothing runs, or the stage failed), -2 out of memory, -3
+ * interrupted (the point is left unchecked: Ctrl-C is not a verdict). */
 static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult *out, Progress *pr) {
     PointCheck *pc = &out->points[n];
     if (pc->text) return pc->state == POINT_MATCHES ? 1 : pc->state == POINT_DIFFERS ? 0 : -1;
@@ -124,6 +129,10 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
     sb_init(&sb);
     char why[1024] = "";
     bool ran = kcheck_point(kc, n, &pc->rep, &sb, why, sizeof why);
+    if (!ran && uopdb_interrupted()) { /* the check was stopped: the point is not known either way */
+        sb_free(&sb);
+        return -3;
+    }
     if (ran) {
         pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
         pc->text = copy(sb_str(&sb));
@@ -211,7 +220,7 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
                                          "be in an earlier stage");
     }
     kcheck_free(kc);
-    if (pr.stopped) {
+    if (pr.stopped || uopdb_interrupted()) {
         bisect_result_free(out);
         snprintf(err, errlen, "interrupted");
         return false;

@@ -2,7 +2,7 @@
  * tinygrad v0.12.0's 3x3 matmul AST: exact values, reductions (ADD, MAX,
  * MUL, nested, loop-invariant), Invalid-gated loads and stores, int and
  * bool buffers, and errors that name the node (out-of-range access, a
- * missing buffer, a RANGE outside its loop). */
+ * missing buffer, a RANGE outside its loop); the interrupt flag stops it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 #include "core/ir/uop.h"
 #include "core/backend/ast_interp.h"
 #include "viz/tinygrad_repr.h"
+#include "core/util/interrupt.h"
 
 static UCtx *c;
 static int setup(void **s) { (void)s; c = uctx_new(); return 0; }
@@ -65,6 +66,26 @@ static void test_tinygrad_matmul_ast(void **st) {
     run_ok(k, bufs, sizes, 3);
     const float want[9] = {84, 90, 96, 201, 216, 231, 318, 342, 366};
     for (int i = 0; i < 9; i++) assert_true(out[i] == want[i]);
+}
+
+/* with the interrupt flag set the matmul stops at its first iteration,
+ * stores nothing, and runs to the end once the flag is cleared */
+static void test_interrupt(void **st) {
+    (void)st;
+    char err[256];
+    const UOp *k = read_golden_ast(c, GOLDEN_MATMUL_AST, err, sizeof err);
+    if (!k) fail_msg("%s", err);
+    float a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[9] = {10, 11, 12, 13, 14, 15, 16, 17, 18}, out[9] = {0};
+    void *bufs[3] = {out, a, b};
+    int64_t sizes[3] = {9, 9, 9};
+    uopdb_interrupt_request();
+    bool ok = ast_interp_run(k, bufs, sizes, 3, err, sizeof err);
+    uopdb_interrupt_clear();
+    assert_false(ok);
+    assert_non_null(strstr(err, "interp: interrupted at node %"));
+    for (int i = 0; i < 9; i++) assert_true(out[i] == 0);
+    run_ok(k, bufs, sizes, 3);
+    assert_true(out[8] == 366);
 }
 
 static void test_reductions(void **st) {
@@ -196,6 +217,7 @@ static void test_errors(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tinygrad_matmul_ast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reductions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_gates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_int_and_bool_buffers, setup, teardown),

@@ -100,34 +100,30 @@ static void format_table(lua_State *L, int idx, int depth, int *budget) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addchar(&b, '{');
-    bool first = true;
-    for (lua_Integer i = 1; i <= n; i++) {
+    /* the list items, then the other keys' "key = value" */
+    lua_Integer i = 1;
+    for (; i <= n + nkeys; i++) {
         if (*budget <= 0) { more = true; break; }
         (*budget)--;
-        if (!first) luaL_addstring(&b, ", ");
-        first = false;
-        lua_rawgeti(L, idx, i);
-        push_inner(L, -1, depth, budget);
-        lua_remove(L, -2);
+        if (i > 1) luaL_addstring(&b, ", ");
+        if (i <= n) {
+            lua_rawgeti(L, idx, i);
+            push_inner(L, -1, depth, budget);
+            lua_remove(L, -2);
+        } else {
+            lua_rawgeti(L, keys, i - n);
+            lua_pushvalue(L, -1);
+            lua_rawget(L, key_values); /* the key */
+            lua_rawget(L, idx);        /* its value */
+            push_inner(L, -1, depth, budget);
+            lua_remove(L, -2);
+            lua_pushliteral(L, " = ");
+            lua_insert(L, -2);
+            lua_concat(L, 3);
+        }
         luaL_addvalue(&b);
     }
-    for (lua_Integer i = 1; i <= nkeys; i++) {
-        if (*budget <= 0) { more = true; break; }
-        (*budget)--;
-        if (!first) luaL_addstring(&b, ", ");
-        first = false;
-        lua_rawgeti(L, keys, i);
-        lua_pushvalue(L, -1);
-        lua_rawget(L, key_values); /* the key */
-        lua_rawget(L, idx);        /* its value */
-        push_inner(L, -1, depth, budget);
-        lua_remove(L, -2);
-        lua_pushliteral(L, " = ");
-        lua_insert(L, -2);
-        lua_concat(L, 3);
-        luaL_addvalue(&b);
-    }
-    if (more) luaL_addstring(&b, first ? "..." : ", ...");
+    if (more) luaL_addstring(&b, i > 1 ? ", ..." : "...");
     luaL_addchar(&b, '}');
     luaL_pushresult(&b);
     lua_remove(L, key_values);

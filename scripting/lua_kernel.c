@@ -499,11 +499,10 @@ static int k_rules(lua_State *L) {
             if (fired) continue;
             lua_pushinteger(L, 0);
             lua_setfield(L, counts, rule_name(rule));
-            /* a rule whose error stopped the stage did run: the engine names it so */
-            char named[300];
-            snprintf(named, sizeof named, "rule \"%s\" (%s:%d)", rule_name(rule), rule_file(rule) ? rule_file(rule) : "",
-                     rule_line(rule));
-            bool raised = failed && strstr(failed, named);
+            /* a rule whose error stopped the stage did run: the trace says which */
+            bool raised = t->error_rule && strcmp(t->error_rule, rule_name(rule)) == 0 &&
+                          strcmp(t->error_file, rule_file(rule) ? rule_file(rule) : "") == 0 &&
+                          t->error_line == rule_line(rule);
             sb_printf(&sb, "  %6d  %-36s %s:%d   inserted, ", 0, rule_name(rule), rule_file(rule) ? rule_file(rule) : "",
                       rule_line(rule));
             if (raised) sb_printf(&sb, "its error stopped the stage (below)\n");

@@ -517,11 +517,14 @@ static bool topo_reserve(uint32_t root_id) {
 
 const UOp **uop_toposort(const UOp *root, size_t *n) { return uop_toposort_gated(root, NULL, NULL, n); }
 
+/* a node older than the one looked for cannot have it below it */
+static bool older_than(const UOp *u, void *node) { return u->id < ((const UOp *)node)->id; }
+
 int uop_graph_has(const UOp *root, const UOp *node) {
     if (root == node) return 1;
     if (!root || !node || node->id > root->id) return 0; /* a source is older than its users */
     size_t n;
-    const UOp **t = uop_toposort(root, &n);
+    const UOp **t = uop_toposort_gated(root, older_than, (void *)node, &n);
     if (!t) return -1;
     int found = 0;
     for (size_t i = 0; i < n && !found; i++) found = t[i] == node;

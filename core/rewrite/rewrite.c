@@ -393,6 +393,8 @@ static int try_rules(Engine *e, const UOp *u, const UOp **out, Rule **by) {
         r->stats.ns += dt;
         if (rc < 0) {
             e->error = true; /* the message is in the context already */
+            /* out of memory here leaves the trace without it, the message stands */
+            if (e->trace) (void)trace_set_error_rule(e->trace, rule_name(r), rule_file(r), rule_line(r));
             return -1;
         }
         if (rc == 0) continue;

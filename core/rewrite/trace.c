@@ -14,6 +14,8 @@ void trace_clear(Trace *t) {
     t->nrewrites = 0;
     t->npasses = 0;
     t->nrebuilds = 0;
+    t->error_rule = t->error_file = NULL;
+    t->error_line = 0;
 }
 
 void trace_free(Trace *t) {
@@ -93,6 +95,15 @@ bool trace_add_rebuild(Trace *t, const UOp *from, const UOp *to) {
     if (!t->keep_rebuilds) return true;
     if (!grow((void **)&t->rebuilds, &t->cap_rebuilds, t->nrebuilds + 1, sizeof *t->rebuilds)) return false;
     t->rebuilds[t->nrebuilds++] = (TraceRebuild){from, to};
+    return true;
+}
+
+bool trace_set_error_rule(Trace *t, const char *rule, const char *file, int line) {
+    const char *r = intern(t, rule), *f = intern(t, file);
+    if (!r || !f) return false;
+    t->error_rule = r;
+    t->error_file = f;
+    t->error_line = line;
     return true;
 }
 

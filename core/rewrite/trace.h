@@ -48,6 +48,10 @@ typedef struct Trace {
     /* by the caller's string address: the copy found for it last (a rule
      * passes the same name and file pointers at every rewrite) */
     struct { const char *from, *copy; } recent[32];
+    /* the rule whose error stopped the rewrite (NULL: none did), so a
+     * caller need not read it back out of the error message */
+    const char *error_rule, *error_file;
+    int error_line;
 } Trace;
 
 void trace_init(Trace *t);
@@ -62,5 +66,6 @@ bool trace_add_rewrite(Trace *t, const char *rule, const char *file, int line, c
                        const UOp *after, uint64_t ns);
 /* records a rebuild when keep_rebuilds is set (true otherwise); false when out of memory */
 bool trace_add_rebuild(Trace *t, const UOp *from, const UOp *to);
+bool trace_set_error_rule(Trace *t, const char *rule, const char *file, int line);
 
 #endif

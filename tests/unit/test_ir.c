@@ -387,8 +387,35 @@ static void test_renumber_ranges(void **state) {
     uctx_free(c);
 }
 
+/* uop_graph_has agrees with membership in the toposort for every node of
+ * the context and every root: the walk it stops at older nodes loses none */
+static void test_graph_has(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *x = uop_var(c, "x", 0, 10), *y = uop_var(c, "y", 0, 10);
+    const UOp *e = uop_binary(c, OP_ADD, uop_binary(c, OP_MUL, x, uop_const_int(c, DT_INDEX, 3)), y);
+    for (int i = 0; i < 6; i++) /* deeper sums reusing older nodes, and nodes of other graphs in between */
+        e = uop_binary(c, i % 2 ? OP_ADD : OP_MUL, e, uop_binary(c, OP_ADD, i % 3 ? x : y, uop_const_int(c, DT_INDEX, i)));
+    size_t total = uctx_node_count(c);
+    for (uint32_t r = 0; r < total; r++) {
+        const UOp *root = uctx_node(c, r);
+        size_t n;
+        const UOp **t = uop_toposort(root, &n);
+        assert_non_null(t);
+        for (uint32_t k = 0; k < total; k++) {
+            bool in = false;
+            for (size_t i = 0; i < n; i++) in = in || t[i]->id == k;
+            assert_int_equal(uop_graph_has(root, uctx_node(c, k)), in);
+        }
+        free((void *)t);
+    }
+    assert_int_equal(uop_graph_has(NULL, x), 0);
+    uctx_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graph_has),
         cmocka_unit_test(test_op_table),  cmocka_unit_test(test_dtypes),   cmocka_unit_test(test_args),
         cmocka_unit_test(test_arg_parse_round_trip), cmocka_unit_test(test_interning),
         cmocka_unit_test(test_node_layout),

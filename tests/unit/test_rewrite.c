@@ -387,6 +387,17 @@ static void test_failing_rule(void **state) {
     char want[256];
     snprintf(want, sizeof want, "rule \"picky\" (%s:%d): cannot handle %%%u", __FILE__, L, add(g, g->x, g->zero)->id);
     assert_string_equal(uctx_error(g->c), want);
+    /* a trace names the rule whose error stopped the rewrite */
+    Trace t;
+    trace_init(&t);
+    RewriteOpts o = {.trace = &t};
+    assert_null(graph_rewrite(g->c, e, rs, &o));
+    assert_string_equal(t.error_rule, "picky");
+    assert_string_equal(t.error_file, __FILE__);
+    assert_int_equal(t.error_line, L);
+    trace_clear(&t);
+    assert_null(t.error_rule);
+    trace_free(&t);
     ruleset_free(rs);
 }
 

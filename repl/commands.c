@@ -20,7 +20,8 @@ static const char help_text[] =
     "rewrite 3 of stage 15).  Errors show one line; :trace shows the last one's\n"
     "stack traceback (uopdb -v shows them always).\n"
     "\n"
-    "Commands (:help CMD explains one, with examples):\n"
+    "Commands (:help CMD explains one, with examples).  A unique prefix will do (:bis\n"
+    "is :bisect), and :p :n :s :b :c are :print :next :step :break :continue.\n"
     "  :help [CMD]        this text, or what CMD does\n"
     "  :load FILE         run a Lua file in this session\n"
     "  :complete TEXT     list the completions of TEXT\n"
@@ -113,7 +114,7 @@ static const CommandInfo commands[] = {
      "the current stage.  Runs every stage that has not run yet.",
      ":stages",
      "return k:stages()"},
-    {"step", NULL, ARGS_NONE, ":step",
+    {"step", "s", ARGS_NONE, ":step | :s",
      "Moves the current kernel to the next stage and says what it did.",
      ":step",
      "return k:step()"},
@@ -129,14 +130,14 @@ static const CommandInfo commands[] = {
      ":goto 15       -- stage 15 (lower index dtype)\n"
      ":goto 15.3     -- after the third rewrite of stage 15\n"
      ":goto 0        -- back to the kernel as scheduled", NULL},
-    {"next", NULL, ARGS_NONE, ":next",
+    {"next", "n", ARGS_NONE, ":next | :n",
      "Moves to the next single rewrite, across stage boundaries.",
      ":goto 15.0\n"
      ":next          -- now at 15.1: right after the first rewrite", NULL},
     {"prev", NULL, ARGS_NONE, ":prev",
      "Moves to the previous single rewrite, across stage boundaries.",
      ":prev", NULL},
-    {"break", NULL, ARGS_BREAK, ":break rule NAME | :break op OP | :break node ID",
+    {"break", "b", ARGS_BREAK, ":break rule NAME | :break op OP | :break node ID  (:b for short)",
      "Sets a breakpoint on the current kernel: a rewrite by the rule NAME, a\n"
      "rewrite of or to a node with op OP, or one with node ID among its sources.\n"
      ":continue then runs to the next rewrite that hits one.",
@@ -155,7 +156,7 @@ static const CommandInfo commands[] = {
      ":break rule mul_to_add\n"
      ":goto 0\n"
      ":continue", NULL},
-    {"print", NULL, ARGS_NONE, ":print",
+    {"print", "p", ARGS_NONE, ":print | :p",
      "The IR of the current kernel at its current point, as a listing.",
      ":print",
      "k:print()"},
@@ -283,6 +284,87 @@ static const CommandInfo commands[] = {
 const CommandInfo *command_list(size_t *n) {
     *n = sizeof commands / sizeof commands[0];
     return commands;
+}
+
+/* The edit distance between a and b (insertions, deletions, changes and
+ * swaps of two neighbours), for names of at most 31 characters; larger
+ * when a name is longer. */
+static int name_distance(const char *a, const char *b) {
+    enum { MAX = 32 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAX || lb >= MAX) return MAX;
+    int d[MAX][MAX];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* appends ":NAME" to a list "A, B or C" being written into sb */
+static void list_name(StrBuf *sb, const char *name, size_t index, size_t count) {
+    if (index) sb_puts(sb, index + 1 == count ? " or " : ", ");
+    sb_printf(sb, ":%s", name);
+}
+
+const CommandInfo *command_find(const char *name, size_t len, char *why, size_t whylen) {
+    size_t n = sizeof commands / sizeof commands[0];
+    char typed[64];
+    if (why && whylen) why[0] = 0;
+    if (len >= sizeof typed) len = sizeof typed - 1;
+    memcpy(typed, name, len);
+    typed[len] = 0;
+    if (!strcmp(typed, "exit")) strcpy(typed, "quit");
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(commands[i].name, typed) || (commands[i].alias && !strcmp(commands[i].alias, typed)))
+            return &commands[i];
+    /* a prefix of one name only */
+    size_t matches = 0;
+    const CommandInfo *found = NULL;
+    for (size_t i = 0; i < n && len; i++)
+        if (!strncmp(commands[i].name, typed, len)) {
+            matches++;
+            found = &commands[i];
+        }
+    if (matches == 1) return found;
+    if (!why || !whylen) return NULL;
+    StrBuf sb;
+    sb_init(&sb);
+    if (matches > 1) {
+        sb_printf(&sb, "ambiguous command ':%s': ", typed);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!strncmp(commands[i].name, typed, len)) list_name(&sb, commands[i].name, k++, matches);
+    } else {
+        /* the names closest to what was typed, when close enough to be a typo */
+        int limit = len / 2 < 2 ? (int)(len / 2) : 2, best = limit + 1;
+        for (size_t i = 0; i < n; i++) {
+            int d = name_distance(typed, commands[i].name);
+            if (d < best) best = d;
+        }
+        size_t close = 0;
+        for (size_t i = 0; i < n && best <= limit; i++) close += name_distance(typed, commands[i].name) == best;
+        sb_printf(&sb, "unknown command ':%s'", typed);
+        if (close) {
+            sb_puts(&sb, ": did you mean ");
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (name_distance(typed, commands[i].name) == best) list_name(&sb, commands[i].name, k++, close);
+            sb_puts(&sb, "? (:help lists them)");
+        } else {
+            sb_puts(&sb, " (type :help for the list)");
+        }
+    }
+    snprintf(why, whylen, "%s", sb.oom ? "unknown command" : sb_str(&sb));
+    sb_free(&sb);
+    return NULL;
 }
 
 bool command_is(const char *line) {
@@ -495,7 +577,7 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
             return true;
         }
         snprintf(call, sizeof call, "return k:delete(%s) and 'deleted breakpoint %s' or 'no breakpoint %s'", rest, rest, rest);
-    } else if (!strcmp(name, "continue") || !strcmp(name, "c")) {
+    } else if (!strcmp(name, "continue")) {
         snprintf(call, sizeof call, "local at, why = k:continue()\nif at then return at, k:diff() else return why end");
     } else if (!strcmp(name, "kernel")) {
         bool number = all_digits(rest) && strlen(rest) <= 9, named = !all_digits(rest) && is_kernel_name(rest) && strlen(rest) <= 100;
@@ -524,14 +606,10 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
 /* :help CMD */
 static void help_command(const char *name) {
     if (*name == ':') name++;
-    if (!strcmp(name, "exit")) name = "quit";
-    size_t n;
-    const CommandInfo *cmds = command_list(&n);
-    const CommandInfo *c = NULL;
-    for (size_t i = 0; i < n && !c; i++)
-        if (!strcmp(cmds[i].name, name) || (cmds[i].alias && !strcmp(cmds[i].alias, name))) c = &cmds[i];
+    char why[256];
+    const CommandInfo *c = command_find(name, strlen(name), why, sizeof why);
     if (!c) {
-        fprintf(stderr, "no command ':%s' (:help lists them)\n", name);
+        fprintf(stderr, "%s\n", why);
         return;
     }
     StrBuf sb;
@@ -575,12 +653,22 @@ CommandResult command_run(lua_State *L, const char *line) {
     while (*p && !isspace((unsigned char)*p)) p++;
     char *rest = "";
     if (*p) { *p = 0; rest = trim(p + 1); }
+    char why[256];
+    const CommandInfo *cmd = command_find(name, strlen(name), why, sizeof why);
+    if (!cmd) {
+        fflush(stdout);
+        fprintf(stderr, "%s\n", why);
+        free(buf);
+        fflush(stderr);
+        return CMD_CONTINUE;
+    }
+    name = (char *)cmd->name; /* the full name: ":p" runs :print */
 
-    if (strcmp(name, "quit") == 0 || strcmp(name, "q") == 0 || strcmp(name, "exit") == 0) {
+    if (strcmp(name, "quit") == 0) {
         free(buf);
         return CMD_QUIT;
     }
-    if (strcmp(name, "help") == 0 || strcmp(name, "h") == 0) {
+    if (strcmp(name, "help") == 0) {
         if (*rest) help_command(rest);
         else output_emit(help_text, sizeof help_text - 1);
     } else if (strcmp(name, "load") == 0) {
@@ -620,9 +708,6 @@ CommandResult command_run(lua_State *L, const char *line) {
         /* ran (or reported its error) */
     } else if (kernel_command(L, name, rest)) {
         /* ran (or reported its error) */
-    } else {
-        fflush(stdout);
-        fprintf(stderr, "unknown command ':%s' (type :help for the list)\n", name);
     }
     free(buf);
     fflush(stdout);

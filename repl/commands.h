@@ -40,6 +40,12 @@ typedef struct CommandInfo {
 /* Every command, in the order :help lists them. */
 const CommandInfo *command_list(size_t *n);
 
+/* The command a typed name stands for: its name, its alias (":p"), or a
+ * prefix of one name only (":bis" is :bisect).  NULL when there is none or
+ * the prefix is ambiguous; then why (when not NULL) gets one line saying
+ * so, with the candidates or the closest names. */
+const CommandInfo *command_find(const char *name, size_t len, char *why, size_t whylen);
+
 /* Runs the command line (starting with ':').  Unknown commands print a
  * message to stderr and continue. */
 CommandResult command_run(lua_State *L, const char *line);

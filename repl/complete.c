@@ -316,22 +316,12 @@ static void add_prefixed(Matches *m, const char *s, const char *prefix, const ch
     if (n > 0 && (size_t)n < sizeof buf && strncmp(buf, word, wl) == 0) matches_add(m, buf, (size_t)n);
 }
 
-static const CommandInfo *find_command(const char *name, size_t len) {
-    size_t n;
-    const CommandInfo *cmds = command_list(&n);
-    for (size_t i = 0; i < n; i++)
-        if ((strlen(cmds[i].name) == len && !strncmp(cmds[i].name, name, len)) ||
-            (cmds[i].alias && strlen(cmds[i].alias) == len && !strncmp(cmds[i].alias, name, len)))
-            return &cmds[i];
-    return NULL;
-}
-
 /* the arguments of a colon command: line is the text after ':', the word
  * being completed starts at word (inside line) */
 static void complete_command_args(lua_State *L, const char *line, const char *word, Matches *m) {
     const char *p = line;
     while (*p && !isspace((unsigned char)*p)) p++;
-    const CommandInfo *cmd = find_command(line, (size_t)(p - line));
+    const CommandInfo *cmd = command_find(line, (size_t)(p - line), NULL, 0);
     if (!cmd) return;
     /* the whole arguments before the word: how many, and the first */
     const char *args = p;

@@ -122,6 +122,25 @@ run $':frobnicate now\nprint("carry on")\n'
 expect_has "unknown command" "unknown command ':frobnicate'" "$err"
 expect_eq "unknown command: goes on" "carry on" "$out"
 
+# names: a unique prefix, gdb's short forms, ambiguity and typos, one line each
+run $'k = uop.compile(Tensor.arange(16):reshape(4, 4):sum(1)):kernel(1)\n:pri\n:p\n:goto 7\n:s\n:b op ADD\n:bis\n:st\n:bisct\n:d\n:qu\nprint("not reached")\n'
+listing=$'# r_4_4 at stage 0 (as scheduled)'
+expect_eq "a unique prefix and :p both print" "2" "$(grep -c -F "$listing" <<<"$out")"
+expect_has ":s is :step" "r_4_4: stage 8 (post-opt symbolic)" "$out"
+expect_has ":b is :break" "breakpoint 1" "$out"
+expect_has ":bis is :bisect" "bisect r_4_4: no checked stage differs" "$out"
+expect_has "an ambiguous prefix lists the candidates" "ambiguous command ':st': :stages or :step" "$err"
+expect_has "a typo names the closest command" "unknown command ':bisct': did you mean :bisect? (:help lists them)" "$err"
+expect_has "three candidates" "ambiguous command ':d': :delete, :diff or :dot" "$err"
+expect_eq "one line per bad name" "3" "$(wc -l <<<"$err")"
+if [[ "$out" == *"not reached"* ]]; then bad ":qu stops the session" "$out"; else ok; fi
+run $':help bis\n:help p\n:help nosuch\n'
+expect_has ":help takes a prefix" $':bisect\n  Checks the kernel' "$out"
+expect_has ":help of an unknown name" "unknown command ':nosuch'" "$err"
+expect_has ":help takes a short form" ":print | :p" "$out"
+run $':complete :b op AD\n:complete :br\n'
+expect_eq "arguments complete after a short form; a prefix completes to the names" $'ADD\n:break\n:breaks' "$out"
+
 run $'1\n:quit\n2\n'
 expect_eq ":quit stops" "1" "$out"
 run $'1\n:q\n2\n'
@@ -518,7 +537,7 @@ expect_has ":help goto: what it does" "Moves the current kernel to stage N" "$ou
 expect_has ":help goto: an example" ":goto 15 " "$out"
 expect_has ":help goto: a rewrite point" ":goto 15.3" "$out"
 expect_has ":help :bisect" "the first wrong stage" "$out"
-expect_has ":help of no command" "no command ':nosuch'" "$err"
+expect_has ":help of no command" "unknown command ':nosuch'" "$err"
 run $':help origin\n'
 expect_has ":help origin" "Where node ID of the graph at the current point came from" "$out"
 run $':help\n'

@@ -8,7 +8,14 @@
  * moves is reused.  So loop-invariant work (a reduction inside an output
  * loop that does not use it, an index expression of outer ranges only) is
  * computed once per change of what it reads, like the hoisting the codegen
- * would do. */
+ * would do.
+ *
+ * What does not change from one evaluation to the next is worked out once
+ * before the run (each node's op, the buffer an INDEX reads, the divisor of
+ * a * RECIPROCAL(b)), and the arithmetic the inner loops of a matmul or a
+ * reduction spend their time in (float32, float64 and 64-bit integer ADD,
+ * SUB and MUL, float32 loads) has a direct path that gives exactly what the
+ * general scalar semantics give. */
 #include "ast_interp.h"
 #include "division.h"
 #include "scalar_eval.h"
@@ -27,12 +34,28 @@ typedef struct IVal {
     bool invalid;    /* tinygrad's Invalid: an index that must not be used */
 } IVal;
 
+/* the direct paths of compute() (FAST_NONE: the general one) */
+typedef enum Fast {
+    FAST_NONE,
+    FAST_F32_ADD, FAST_F32_SUB, FAST_F32_MUL, /* float32 result of float32 sources */
+    FAST_F64_ADD, FAST_F64_SUB, FAST_F64_MUL,
+    FAST_I64_ADD, FAST_I64_SUB, FAST_I64_MUL, /* index and int64: wrapping */
+} Fast;
+
 typedef struct INode {
     const UOp *u;
     int *src;             /* positions of the sources */
     int range;            /* RANGE: its number; -1 otherwise */
     uint64_t *deps;       /* ranges the value depends on */
+    bool no_deps;         /* depends on no range: once computed, always good */
+    int last_dep;         /* the last range it depends on, asked first: in a
+                           * loop nest the inner ranges come last and move most */
     bool cached;
+    uint8_t op;
+    uint8_t fast;         /* a Fast */
+    int8_t recip_side;    /* a * RECIPROCAL(b): the side of the RECIPROCAL, else -1 */
+    int recip_of;         /* then: the position of b */
+    int slot;             /* INDEX: its DEFINE_GLOBAL's buffer, -1 when unusable */
     uint64_t stamp;
     IVal val;
 } INode;
@@ -128,13 +151,15 @@ static void move_range(Interp *in, int r, int64_t v) {
 static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
-    if (uop_op(u) != OP_INDEX || u->nsrc < 2) return fail(in, u, "a load or store needs an INDEX");
-    const UOp *dg = u->src[0];
-    if (uop_op(dg) != OP_DEFINE_GLOBAL || !dg->arg || dg->arg->kind != ARG_INT || !dt_is_ptr(dg->dtype))
-        return fail(in, u, "INDEX must be on a DEFINE_GLOBAL pointer");
-    int64_t s = dg->arg->v.i;
-    if (s < 0 || s >= in->nbufs || !in->bufs[s])
+    int64_t s = nd->slot;
+    if (s < 0) {
+        if (nd->op != OP_INDEX || u->nsrc < 2) return fail(in, u, "a load or store needs an INDEX");
+        const UOp *dg = u->src[0];
+        if (uop_op(dg) != OP_DEFINE_GLOBAL || !dg->arg || dg->arg->kind != ARG_INT || !dt_is_ptr(dg->dtype))
+            return fail(in, u, "INDEX must be on a DEFINE_GLOBAL pointer");
+        s = dg->arg->v.i;
         return fail(in, u, "DEFINE_GLOBAL %lld has no buffer (%d given)", (long long)s, in->nbufs);
+    }
     IVal idx;
     if (!eval(in, nd->src[1], &idx)) return false;
     *valid = !idx.invalid;
@@ -157,7 +182,9 @@ static bool load(Interp *in, int k, const DType *dt, IVal *out) {
     bool valid;
     if (!address(in, k, &slot, &elem, &valid)) return false;
     const DType *et = in->nodes[k].u->src[0]->dtype->base;
-    *out = valid ? convert(dt, et, read_elem(et, in->bufs[slot], elem)) : from_int(dt, 0);
+    if (valid && et->sk == SK_FLOAT32 && dt->sk == SK_FLOAT32)
+        *out = (IVal){((const float *)in->bufs[slot])[elem], 0, false};
+    else *out = valid ? convert(dt, et, read_elem(et, in->bufs[slot], elem)) : from_int(dt, 0);
     return true;
 }
 
@@ -166,7 +193,8 @@ static bool reduce(Interp *in, int k, IVal *out) {
     const UOp *u = nd->u;
     const DType *dt = u->dtype;
     Op rop = u->arg && u->arg->kind == ARG_OP ? u->arg->v.op : OP_NOOP;
-    bool fl = dt_is_float(dt);
+    /* float32 sums are the loop this interpreter spends its time in */
+    bool fl = dt_is_float(dt), f32_add = dt->sk == SK_FLOAT32 && rop == OP_ADD;
     IVal acc;
     if (rop == OP_ADD) acc = from_int(dt, 0);
     else if (rop == OP_MUL) acc = from_int(dt, 1);
@@ -193,7 +221,8 @@ static bool reduce(Interp *in, int k, IVal *out) {
         if (uopdb_interrupted()) { ok = fail(in, u, "interrupted"); break; }
         if (!(ok = eval(in, nd->src[0], &v))) break;
         if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
-        if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
+        if (f32_add) acc.f = (double)(float)(acc.f + v.f); /* from_float's rounding, directly */
+        else if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
         else {
             int64_t r = rop == OP_ADD ? (int64_t)((uint64_t)acc.i + (uint64_t)v.i)
                       : rop == OP_MUL ? (int64_t)((uint64_t)acc.i * (uint64_t)v.i)
@@ -212,10 +241,41 @@ static bool reduce(Interp *in, int k, IVal *out) {
     return ok;
 }
 
+/* the two sources of a binary op on a direct path; false when the value
+ * is already known (an Invalid source) or the evaluation failed */
+static inline bool two_sources(Interp *in, const INode *nd, IVal *a, IVal *b, IVal *out, bool *ok) {
+    *ok = eval(in, nd->src[0], a);
+    if (!*ok) return false;
+    if (a->invalid) { *out = *a; return false; }
+    *ok = eval(in, nd->src[1], b);
+    if (!*ok) return false;
+    if (b->invalid) { *out = *b; return false; }
+    return true;
+}
+
 static bool compute(Interp *in, int k, IVal *out) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
-    Op op = uop_op(u);
+    Op op = (Op)nd->op;
+    if (nd->fast != FAST_NONE) {
+        IVal a, b;
+        bool ok;
+        if (!two_sources(in, nd, &a, &b, out, &ok)) return ok;
+        uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+        switch ((Fast)nd->fast) {
+        case FAST_F32_ADD: *out = (IVal){(double)(float)(a.f + b.f), 0, false}; break;
+        case FAST_F32_SUB: *out = (IVal){(double)(float)(a.f - b.f), 0, false}; break;
+        case FAST_F32_MUL: *out = (IVal){(double)(float)(a.f * b.f), 0, false}; break;
+        case FAST_F64_ADD: *out = (IVal){a.f + b.f, 0, false}; break;
+        case FAST_F64_SUB: *out = (IVal){a.f - b.f, 0, false}; break;
+        case FAST_F64_MUL: *out = (IVal){a.f * b.f, 0, false}; break;
+        case FAST_I64_ADD: *out = (IVal){0, (int64_t)(x + y), false}; break;
+        case FAST_I64_SUB: *out = (IVal){0, (int64_t)(x - y), false}; break;
+        case FAST_I64_MUL: *out = (IVal){0, (int64_t)(x * y), false}; break;
+        case FAST_NONE: break;
+        }
+        return true;
+    }
     switch (op) {
     case OP_CONST: {
         const Arg *a = u->arg;
@@ -254,16 +314,13 @@ static bool compute(Interp *in, int k, IVal *out) {
     }
     default: break;
     }
-    const UOp *recip = NULL;
-    int side = mul_reciprocal_side(u, &recip);
+    int side = nd->recip_side;
     if (side >= 0) {
         /* a * RECIPROCAL(b) is a / b (division.h) */
-        int dk = nd->src[side];
-        while (in->nodes[dk].u != recip) dk = in->nodes[dk].src[0];
         IVal s[2];
         if (!eval(in, nd->src[1 - side], &s[0])) return false;
         if (s[0].invalid) { *out = s[0]; return true; }
-        if (!eval(in, in->nodes[dk].src[0], &s[1])) return false;
+        if (!eval(in, nd->recip_of, &s[1])) return false;
         if (s[1].invalid) { *out = s[1]; return true; }
         ScalarVal sv[2] = {to_scalar(s[0]), to_scalar(s[1])}, r;
         const char *why = scalar_alu(OP_FDIV, u->dtype, u->dtype, 2, sv, &r);
@@ -284,7 +341,11 @@ static bool compute(Interp *in, int k, IVal *out) {
 
 static bool eval(Interp *in, int k, IVal *out) {
     INode *nd = &in->nodes[k];
-    if (nd->cached) {
+    if (nd->cached && nd->no_deps) {
+        *out = nd->val;
+        return true;
+    }
+    if (nd->cached && in->rmoved[nd->last_dep] <= nd->stamp) {
         bool fresh = true;
         for (int w = 0; fresh && w < in->words; w++)
             for (uint64_t b = nd->deps[w]; b && fresh; b &= b - 1) fresh = in->rmoved[w * 64 + __builtin_ctzll(b)] <= nd->stamp;
@@ -297,7 +358,11 @@ static bool eval(Interp *in, int k, IVal *out) {
     bool ok = compute(in, k, out);
     in->depth--;
     if (!ok) return false;
-    nd->val = *out;
+    /* field by field: compute() has just written *out with scalar stores,
+     * and one wide load of it would wait for them to reach the cache */
+    nd->val.f = out->f;
+    nd->val.i = out->i;
+    nd->val.invalid = out->invalid;
     nd->stamp = in->tick;
     nd->cached = true;
     return true;
@@ -372,6 +437,42 @@ static bool exec_statement(Interp *in, int k) {
 
 /* ---- setup ---- */
 
+/* the direct path of a binary op, if it has one */
+static Fast fast_path(const UOp *u) {
+    Op op = uop_op(u);
+    if (u->nsrc != 2 || (op != OP_ADD && op != OP_SUB && op != OP_MUL)) return FAST_NONE;
+    ScalarKind dk = u->dtype->sk, s0 = u->src[0]->dtype->sk, s1 = u->src[1]->dtype->sk;
+    if (dk != s0 || dk != s1 || u->dtype->count != 1 || dt_is_ptr(u->dtype)) return FAST_NONE;
+    int which = op == OP_ADD ? 0 : op == OP_SUB ? 1 : 2;
+    if (dk == SK_FLOAT32) return (Fast)(FAST_F32_ADD + which);
+    if (dk == SK_FLOAT64) return (Fast)(FAST_F64_ADD + which);
+    if (dk == SK_INDEX || dk == SK_INT64) return (Fast)(FAST_I64_ADD + which);
+    return FAST_NONE;
+}
+
+/* what node i's evaluations share: its op, its direct path, the divisor of
+ * a * RECIPROCAL(b), the buffer of an INDEX */
+static void prepare_node(Interp *in, int i) {
+    INode *nd = &in->nodes[i];
+    const UOp *u = nd->u;
+    nd->op = (uint8_t)uop_op(u);
+    nd->slot = -1;
+    const UOp *recip = NULL;
+    nd->recip_side = (int8_t)mul_reciprocal_side(u, &recip);
+    if (nd->recip_side >= 0) {
+        int dk = nd->src[nd->recip_side];
+        while (in->nodes[dk].u != recip) dk = in->nodes[dk].src[0];
+        nd->recip_of = in->nodes[dk].src[0];
+    }
+    nd->fast = (uint8_t)(nd->recip_side >= 0 ? FAST_NONE : fast_path(u));
+    if (nd->op == OP_INDEX && u->nsrc >= 2) {
+        const UOp *dg = u->src[0];
+        if (uop_op(dg) == OP_DEFINE_GLOBAL && dg->arg && dg->arg->kind == ARG_INT && dt_is_ptr(dg->dtype) &&
+            dg->arg->v.i >= 0 && dg->arg->v.i < in->nbufs && in->bufs[dg->arg->v.i])
+            nd->slot = (int)dg->arg->v.i;
+    }
+}
+
 bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_sizes, int nbufs, char *err,
                     size_t errlen) {
     char dummy[8];
@@ -417,6 +518,12 @@ bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_size
                 int r = in.nodes[nd->src[s]].range;
                 if (r >= 0) nd->deps[r / 64] &= ~(1ull << (r % 64));
             }
+        nd->no_deps = true;
+        for (int w = 0; w < in.words; w++) {
+            nd->no_deps = nd->no_deps && !nd->deps[w];
+            if (nd->deps[w]) nd->last_dep = w * 64 + 63 - __builtin_clzll(nd->deps[w]);
+        }
+        prepare_node(&in, (int)i);
     }
     if (!ok) snprintf(in.err, in.errlen, "interp: out of memory");
     if (ok) ok = exec(&in, (int)n - 1);

@@ -269,7 +269,19 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
     for (int n = 0; n <= STAGE_COUNT; n++) {
         const PointCheck *pc = &r->points[n];
         const Stage *st = stage_get(n);
-        sb_printf(sb, "  %2d  %-20s ", n, st ? st->name : "as scheduled");
+        /* three or more points in a row that were skipped or not reached: one line */
+        int last = n;
+        while ((pc->state == POINT_SKIPPED || pc->state == POINT_NOT_REACHED) && last < STAGE_COUNT &&
+               r->points[last + 1].state == pc->state)
+            last++;
+        if (last - n >= 2) {
+            char count[32];
+            snprintf(count, sizeof count, "%d stages", last - n + 1);
+            sb_printf(sb, "  %2d-%-2d %-18s ", n, last, count);
+            n = last;
+        } else {
+            sb_printf(sb, "  %2d  %-20s ", n, st ? st->name : "as scheduled");
+        }
         switch (pc->state) {
         case POINT_MATCHES: sb_puts(sb, "matches the reference\n"); break;
         case POINT_DIFFERS: sb_puts(sb, "DIFFERS from the reference\n"); break;

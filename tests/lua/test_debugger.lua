@@ -38,6 +38,17 @@ T.test("a planted wrong rule in stage 4 is named by bisect: stage, rule, where, 
   T.eq(k:remove(4, "rules"), 1)
   T.eq(#k:inserted(), 0)
   T.eq(k:bisect{quiet = true}, nil)
+  -- a kernel with no wrong stage: its table is the two ends checked and one line between
+  local _, _, clean = k:bisect{quiet = true}
+  local lines = {}
+  for line in tostring(clean):gmatch("[^\n]+") do lines[#lines + 1] = line end
+  T.eq(#lines, 4, tostring(clean))
+  T.eq(lines[2], "   0  as scheduled         matches the reference")
+  T.eq(lines[3], "   1-21 21 stages          -  (not needed for the verdict)")
+  T.eq(lines[4], "  22  cleanup IF/ENDIF     matches the reference")
+  -- every point checked: a line each
+  _, _, clean = k:bisect{quiet = true, all = true}
+  T.contains(tostring(clean), "\n  11  remove reduce        matches the reference\n")
 end)
 
 T.test("inserted rules appear in k:rules and k:rewrites under their names with their Lua line", function()
@@ -146,6 +157,9 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   T.contains(reports.failed, "rewrite loop")
   T.contains(tostring(reports), "bisect r_3_3_3: stage 15 (lower index dtype) fails")
   T.contains(tostring(reports), "stage 14 is right; stage 15 (lower index dtype): rewrite loop")
+  -- the stages after it are one line, as are the ones the verdict did not need
+  T.contains(tostring(reports), "\n  16-22 7 stages           not reached: a stage before it failed")
+  T.ok(not tostring(reports):find("\n  17  "), tostring(reports))
   -- where the node the rule made came from: the rule, at its rewrite
   k:seek(15, first)
   local o = k:origin(rw[first].after)

@@ -34,14 +34,6 @@ typedef struct IVal {
     bool invalid;    /* tinygrad's Invalid: an index that must not be used */
 } IVal;
 
-/* the direct paths of compute() (FAST_NONE: the general one) */
-typedef enum Fast {
-    FAST_NONE,
-    FAST_F32_ADD, FAST_F32_SUB, FAST_F32_MUL, /* float32 result of float32 sources */
-    FAST_F64_ADD, FAST_F64_SUB, FAST_F64_MUL,
-    FAST_I64_ADD, FAST_I64_SUB, FAST_I64_MUL, /* index and int64: wrapping */
-} Fast;
-
 typedef struct INode {
     const UOp *u;
     int *src;             /* positions of the sources */
@@ -52,7 +44,7 @@ typedef struct INode {
                            * loop nest the inner ranges come last and move most */
     bool cached;
     uint8_t op;
-    uint8_t fast;         /* a Fast */
+    uint8_t fast;         /* its ScalarFast path (scalar_eval.h), if it has one */
     int8_t recip_side;    /* a * RECIPROCAL(b): the side of the RECIPROCAL, else -1 */
     int recip_of;         /* then: the position of b */
     int slot;             /* INDEX: its DEFINE_GLOBAL's buffer, -1 when unusable */
@@ -183,7 +175,7 @@ static bool load(Interp *in, int k, const DType *dt, IVal *out) {
     if (!address(in, k, &slot, &elem, &valid)) return false;
     const DType *et = in->nodes[k].u->src[0]->dtype->base;
     if (valid && et->sk == SK_FLOAT32 && dt->sk == SK_FLOAT32)
-        *out = (IVal){((const float *)in->bufs[slot])[elem], 0, false};
+        *out = from_scalar(scalar_read_f32(in->bufs[slot], (size_t)elem));
     else *out = valid ? convert(dt, et, read_elem(et, in->bufs[slot], elem)) : from_int(dt, 0);
     return true;
 }
@@ -221,7 +213,7 @@ static bool reduce(Interp *in, int k, IVal *out) {
         if (uopdb_interrupted()) { ok = fail(in, u, "interrupted"); break; }
         if (!(ok = eval(in, nd->src[0], &v))) break;
         if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
-        if (f32_add) acc.f = (double)(float)(acc.f + v.f); /* from_float's rounding, directly */
+        if (f32_add) acc = from_scalar(scalar_fast(SCALAR_FAST_F32_ADD, to_scalar(acc), to_scalar(v)));
         else if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
         else {
             int64_t r = rop == OP_ADD ? (int64_t)((uint64_t)acc.i + (uint64_t)v.i)
@@ -257,23 +249,12 @@ static bool compute(Interp *in, int k, IVal *out) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
     Op op = (Op)nd->op;
-    if (nd->fast != FAST_NONE) {
+    if (nd->fast != SCALAR_FAST_NONE) {
         IVal a, b;
         bool ok;
         if (!two_sources(in, nd, &a, &b, out, &ok)) return ok;
-        uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
-        switch ((Fast)nd->fast) {
-        case FAST_F32_ADD: *out = (IVal){(double)(float)(a.f + b.f), 0, false}; break;
-        case FAST_F32_SUB: *out = (IVal){(double)(float)(a.f - b.f), 0, false}; break;
-        case FAST_F32_MUL: *out = (IVal){(double)(float)(a.f * b.f), 0, false}; break;
-        case FAST_F64_ADD: *out = (IVal){a.f + b.f, 0, false}; break;
-        case FAST_F64_SUB: *out = (IVal){a.f - b.f, 0, false}; break;
-        case FAST_F64_MUL: *out = (IVal){a.f * b.f, 0, false}; break;
-        case FAST_I64_ADD: *out = (IVal){0, (int64_t)(x + y), false}; break;
-        case FAST_I64_SUB: *out = (IVal){0, (int64_t)(x - y), false}; break;
-        case FAST_I64_MUL: *out = (IVal){0, (int64_t)(x * y), false}; break;
-        case FAST_NONE: break;
-        }
+        ScalarVal r = scalar_fast((ScalarFast)nd->fast, to_scalar(a), to_scalar(b));
+        *out = (IVal){r.f, r.i, false};
         return true;
     }
     switch (op) {
@@ -437,17 +418,10 @@ static bool exec_statement(Interp *in, int k) {
 
 /* ---- setup ---- */
 
-/* the direct path of a binary op, if it has one */
-static Fast fast_path(const UOp *u) {
-    Op op = uop_op(u);
-    if (u->nsrc != 2 || (op != OP_ADD && op != OP_SUB && op != OP_MUL)) return FAST_NONE;
-    ScalarKind dk = u->dtype->sk, s0 = u->src[0]->dtype->sk, s1 = u->src[1]->dtype->sk;
-    if (dk != s0 || dk != s1 || u->dtype->count != 1 || dt_is_ptr(u->dtype)) return FAST_NONE;
-    int which = op == OP_ADD ? 0 : op == OP_SUB ? 1 : 2;
-    if (dk == SK_FLOAT32) return (Fast)(FAST_F32_ADD + which);
-    if (dk == SK_FLOAT64) return (Fast)(FAST_F64_ADD + which);
-    if (dk == SK_INDEX || dk == SK_INT64) return (Fast)(FAST_I64_ADD + which);
-    return FAST_NONE;
+/* the direct path of a scalar binary op, if it has one */
+static ScalarFast fast_path(const UOp *u) {
+    if (u->nsrc != 2 || u->dtype->count != 1 || dt_is_ptr(u->dtype)) return SCALAR_FAST_NONE;
+    return scalar_fast_path(uop_op(u), u->dtype->sk, u->src[0]->dtype->sk, u->src[1]->dtype->sk);
 }
 
 /* what node i's evaluations share: its op, its direct path, the divisor of
@@ -464,7 +438,7 @@ static void prepare_node(Interp *in, int i) {
         while (in->nodes[dk].u != recip) dk = in->nodes[dk].src[0];
         nd->recip_of = in->nodes[dk].src[0];
     }
-    nd->fast = (uint8_t)(nd->recip_side >= 0 ? FAST_NONE : fast_path(u));
+    nd->fast = (uint8_t)(nd->recip_side >= 0 ? SCALAR_FAST_NONE : fast_path(u));
     if (nd->op == OP_INDEX && u->nsrc >= 2) {
         const UOp *dg = u->src[0];
         if (uop_op(dg) == OP_DEFINE_GLOBAL && dg->arg && dg->arg->kind == ARG_INT && dt_is_ptr(dg->dtype) &&

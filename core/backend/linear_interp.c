@@ -51,6 +51,7 @@ typedef struct Ref {
 typedef struct Ins {
     uint8_t kind;
     bool unsig;          /* RANGE: unsigned counter */
+    uint8_t fast;        /* ALU: its ScalarFast path (scalar_eval.h), if it has one */
     uint16_t op;
     int32_t nsrc;
     int32_t lanes;       /* value lanes */
@@ -602,6 +603,8 @@ static bool build_ins(LI *li, int pc, const UOp *u) {
             }
             in->kind = K_ALU;
             if (!division_operands(li, in, u)) return false;
+            if (in->nsrc == 2)
+                in->fast = (uint8_t)scalar_fast_path((Op)in->op, in->dt->sk, in->sdt->sk, u->src[1]->dtype->scalar->sk);
             break;
         }
         if (op == OP_REDUCE || op == OP_UNROLL || op == OP_CONTRACT || op_group(op) == OPG_SCHED ||
@@ -717,7 +720,8 @@ static bool load_lanes(LI *li, const Ins *in, int32_t p, int A, int32_t dst, int
         if (!check_type(li, in, &val[p])) return false;
         const Buf *b = &li->bufs[buf_of(&val[p])];
         for (int k = 0; k < W; k++) {
-            val[dst + k] = scalar_read(b->et, b->data, (size_t)(val[p].i + k));
+            size_t at = (size_t)(val[p].i + k);
+            val[dst + k] = b->et->sk == SK_FLOAT32 ? scalar_read_f32(b->data, at) : scalar_read(b->et, b->data, at);
             inv[dst + k] = 0;
         }
         return true;
@@ -887,7 +891,8 @@ static int run_from(LI *li, int pc) {
                 const ScalarVal *p = &val[r[0].off];
                 const Buf *b = &li->bufs[buf_of(p)];
                 if (b->et == in->dt && p->i >= 0 && p->i < b->n) {
-                    val[in->val] = scalar_read(b->et, b->data, (size_t)p->i);
+                    val[in->val] = b->et->sk == SK_FLOAT32 ? scalar_read_f32(b->data, (size_t)p->i)
+                                                           : scalar_read(b->et, b->data, (size_t)p->i);
                     inv[in->val] = 0;
                     pc++;
                     break;
@@ -965,6 +970,16 @@ static int run_from(LI *li, int pc) {
             break;
         case K_ALU: {
             const int ns = in->nsrc;
+            if (in->fast != SCALAR_FAST_NONE) {
+                for (int k = 0; k < in->lanes; k++) {
+                    int32_t a = r[0].off + (r[0].lanes > 1 ? k : 0), b = r[1].off + (r[1].lanes > 1 ? k : 0);
+                    bool bad = inv[a] | inv[b];
+                    inv[in->val + k] = bad;
+                    if (!bad) val[in->val + k] = scalar_fast((ScalarFast)in->fast, val[a], val[b]);
+                }
+                pc++;
+                break;
+            }
             if (in->lanes == 1) {
                 ScalarVal s[3];
                 bool bad = false;

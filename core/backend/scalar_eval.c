@@ -167,3 +167,12 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
     *out = scalar_from_int(dt, r);
     return NULL;
 }
+
+ScalarFast scalar_fast_path(Op op, ScalarKind out, ScalarKind a, ScalarKind b) {
+    if ((op != OP_ADD && op != OP_SUB && op != OP_MUL) || out != a || out != b) return SCALAR_FAST_NONE;
+    int which = op == OP_ADD ? 0 : op == OP_SUB ? 1 : 2;
+    if (out == SK_FLOAT32) return (ScalarFast)(SCALAR_FAST_F32_ADD + which);
+    if (out == SK_FLOAT64) return (ScalarFast)(SCALAR_FAST_F64_ADD + which);
+    if (out == SK_INDEX || out == SK_INT64) return (ScalarFast)(SCALAR_FAST_I64_ADD + which);
+    return SCALAR_FAST_NONE;
+}

@@ -1,5 +1,5 @@
-/* scalar_eval.h - scalar value semantics shared by the two interpreters (the
- * tensor reference and the kernel-AST interpreter): a value is a double for
+/* scalar_eval.h - scalar value semantics shared by the interpreters (the
+ * tensor reference, the kernel-AST and the linear-program interpreters): a value is a double for
  * float dtypes (rounded to the dtype's precision) or an int64 for ints,
  * index and bool (wrapped to the dtype); buffer elements are read and
  * written in their dtype's layout; ALU ops follow the generated code
@@ -36,5 +36,40 @@ static inline double scalar_max_float(double a, double b) { return a >= b ? a : 
  * sources of dtype src_dt, giving dtype dt.  NULL on success, otherwise what
  * went wrong ("integer division by zero", "no float semantics"). */
 const char *scalar_alu(Op op, const DType *dt, const DType *src_dt, int nsrc, const ScalarVal *s, ScalarVal *out);
+
+/* The arithmetic the interpreters' inner loops spend their time in, with a
+ * direct path that gives exactly what scalar_alu gives: ADD, SUB and MUL on
+ * float32 (rounded after the op), float64, and index or int64 (wrapping).
+ * scalar_fast_path says whether an op has one (SCALAR_FAST_NONE: use
+ * scalar_alu); the interpreters ask once per node, before they run. */
+typedef enum ScalarFast {
+    SCALAR_FAST_NONE,
+    SCALAR_FAST_F32_ADD, SCALAR_FAST_F32_SUB, SCALAR_FAST_F32_MUL,
+    SCALAR_FAST_F64_ADD, SCALAR_FAST_F64_SUB, SCALAR_FAST_F64_MUL,
+    SCALAR_FAST_I64_ADD, SCALAR_FAST_I64_SUB, SCALAR_FAST_I64_MUL,
+} ScalarFast;
+
+/* the direct path of op on sources of scalar kinds a and b giving kind out */
+ScalarFast scalar_fast_path(Op op, ScalarKind out, ScalarKind a, ScalarKind b);
+
+static inline ScalarVal scalar_fast(ScalarFast f, ScalarVal a, ScalarVal b) {
+    uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+    switch (f) {
+    case SCALAR_FAST_F32_ADD: return (ScalarVal){(double)(float)(a.f + b.f), 0};
+    case SCALAR_FAST_F32_SUB: return (ScalarVal){(double)(float)(a.f - b.f), 0};
+    case SCALAR_FAST_F32_MUL: return (ScalarVal){(double)(float)(a.f * b.f), 0};
+    case SCALAR_FAST_F64_ADD: return (ScalarVal){a.f + b.f, 0};
+    case SCALAR_FAST_F64_SUB: return (ScalarVal){a.f - b.f, 0};
+    case SCALAR_FAST_F64_MUL: return (ScalarVal){a.f * b.f, 0};
+    case SCALAR_FAST_I64_ADD: return (ScalarVal){0, (int64_t)(x + y)};
+    case SCALAR_FAST_I64_SUB: return (ScalarVal){0, (int64_t)(x - y)};
+    case SCALAR_FAST_I64_MUL: return (ScalarVal){0, (int64_t)(x * y)};
+    case SCALAR_FAST_NONE: break;
+    }
+    return (ScalarVal){0, 0};
+}
+
+/* element k of a float32 buffer, as scalar_read gives it */
+static inline ScalarVal scalar_read_f32(const void *p, size_t k) { return (ScalarVal){((const float *)p)[k], 0}; }
 
 #endif

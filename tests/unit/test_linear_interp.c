@@ -5,7 +5,9 @@
  * stores) and a MAX reduction compared with the kernel-AST interpreter at
  * point 0; hand-written programs for IF/ENDIF, load alt values, vector
  * loads through a cast pointer, GEP, VECTORIZE, BITCAST, accumulators, an
- * empty loop and a two-range END; out-of-range accesses named with the
+ * empty loop and a two-range END; the direct paths of float32, float64 and
+ * 64-bit integer arithmetic bit for bit as the general scalar semantics;
+ * out-of-range accesses named with the
  * INDEX, the buffer and the loop variables; the instruction budget and the
  * interrupt; the speed on a 128x128x128 matmul; and GPU programs: work
  * items of a workgroup that exchange values through local memory across a
@@ -29,6 +31,7 @@
 #include "core/stages/linearize_point.h"
 #include "core/backend/ast_interp.h"
 #include "core/backend/linear_interp.h"
+#include "core/backend/scalar_eval.h"
 #include "core/util/interrupt.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
@@ -389,6 +392,48 @@ static void test_two_range_end(void **state) {
         for (int b = 0; b < 4; b++) assert_int_equal(out[a * 4 + b], a * 10 + b);
 }
 
+/* out[i] = (a[i] op b[i]) op a[i], bit for bit as scalar_alu composes it */
+static void direct_path_case(const DType *dt, Op op, const void *a, const void *b, int n) {
+    size_t esz = dt->sk == SK_FLOAT32 ? 4 : 8;
+    unsigned char *res = calloc((size_t)n, esz);
+    Prog p = {0};
+    const UOp *d0 = glob(&p, 0, dt, n), *d1 = glob(&p, 1, dt, n), *d2 = glob(&p, 2, dt, n);
+    const UOp *r = rng(&p, n, 0);
+    const UOp *x = ld(&p, ix(&p, d1, r), dt), *y = ld(&p, ix(&p, d2, r), dt);
+    const UOp *e = endr(&p, st(&p, ix(&p, d0, r), bin(&p, op, bin(&p, op, x, y), x)), r);
+    P(&p, uop_sink(c, &e, 1));
+    void *bufs[3] = {res, (void *)a, (void *)b};
+    int64_t sizes[3] = {n, n, n};
+    run_ok(linear(&p), bufs, sizes, 3, "direct path");
+    for (int k = 0; k < n; k++) {
+        ScalarVal v[2] = {scalar_read(dt, a, (size_t)k), scalar_read(dt, b, (size_t)k)}, r1, r2;
+        assert_null(scalar_alu(op, dt, dt, 2, v, &r1));
+        ScalarVal w[2] = {r1, v[0]};
+        assert_null(scalar_alu(op, dt, dt, 2, w, &r2));
+        unsigned char want[8];
+        assert_true(scalar_write(dt, want, 0, r2));
+        if (memcmp(res + (size_t)k * esz, want, esz))
+            fail_msg("%s %s element %d: the direct path differs from scalar_alu", sk_name(dt->sk), op_name(op), k);
+    }
+    free(res);
+}
+
+static void test_direct_paths(void **state) {
+    (void)state;
+    static const Op ops[3] = {OP_ADD, OP_SUB, OP_MUL};
+    float fa[8] = {1.0f, 0x1p-30f, -0.0f, INFINITY, NAN, 3.4e38f, 1e-45f, 0.1f};
+    float fb[8] = {0x1p-30f, 1.0f, -0.0f, -INFINITY, 2.0f, 3.4e38f, 0.5f, 0.2f};
+    double da[8] = {1.0, 0x1p-60, -0.0, INFINITY, NAN, 1.7e308, 5e-324, 0.1};
+    double db[8] = {0x1p-60, 1.0, -0.0, -INFINITY, 2.0, 1.7e308, 0.5, 0.2};
+    int64_t ia[6] = {INT64_MAX, INT64_MIN, -1, 0, 3037000500, 7};
+    int64_t ib[6] = {1, -1, INT64_MIN, 5, 3037000500, -9};
+    for (int o = 0; o < 3; o++) {
+        direct_path_case(DT_FLOAT32, ops[o], fa, fb, 8);
+        direct_path_case(dt_scalar(SK_FLOAT64), ops[o], da, db, 8);
+        direct_path_case(DT_INT64, ops[o], ia, ib, 6);
+    }
+}
+
 static void test_errors_name_the_node(void **state) {
     (void)state;
     char err[512], want[256];
@@ -617,6 +662,7 @@ int main(void) {
         cmocka_unit_test(test_out_of_range_names_index_and_loops),
         cmocka_unit_test(test_gates_vectors_and_registers),
         cmocka_unit_test(test_two_range_end),
+        cmocka_unit_test(test_direct_paths),
         cmocka_unit_test(test_errors_name_the_node),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_interrupt),

@@ -225,6 +225,12 @@ local kb = uop.compile(a128:matmul(b128)):kernel(1)
 local first
 t = best(1, function() first = kb:bisect{quiet = true} end)
 row("k:bisect(): matmul 128x128", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
+local a256, b256 = Tensor.rand(256, 256), Tensor.rand(256, 256)
+local k256 = uop.compile(a256:matmul(b256)):kernel(1)
+t = best(1, function() first = k256:bisect{quiet = true} end)
+row("k:bisect(): matmul 256x256", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
+t = best(1, function() k256:check(0, {quiet = true}) end)
+row("k:check(0): matmul 256, kernel-AST interpreter", 256 ^ 3 / (t * 1e3), "M MAC/s", string.format("%.0f ms", t))
 
 -- the gpu target, run in the GPU emulator (the linear interpreter with
 -- workgroups, work items and barriers; every access checked): moderate

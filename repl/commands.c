@@ -337,7 +337,9 @@ const CommandInfo *command_find(const char *name, size_t len, char *why, size_t 
     if (!why || !whylen) return NULL;
     StrBuf sb;
     sb_init(&sb);
-    if (matches > 1) {
+    if (!len) {
+        sb_puts(&sb, "':' starts a command: a name follows it, e.g. :help");
+    } else if (matches > 1) {
         sb_printf(&sb, "ambiguous command ':%s': ", typed);
         size_t k = 0;
         for (size_t i = 0; i < n; i++)

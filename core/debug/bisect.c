@@ -157,17 +157,22 @@ static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress
 }
 
 /* the first wrong point by binary search between a right point and a wrong
- * one (a point that cannot be checked is stepped over) */
+ * one (a point that cannot be checked is stepped over).  The last point
+ * that runs is checked first: when it is right, the kernel is, and the
+ * other points are not needed (the kernel as scheduled, whose check in the
+ * AST interpreter is the slowest, included). */
 static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress *pr) {
-    int r0 = check_point(kc, kp, 0, out, pr);
-    if (r0 == -2 || r0 == -3) return r0;
-    if (r0 == 0) return 0;
     int hi = STAGE_COUNT, rh;
     while ((rh = check_point(kc, kp, hi, out, pr)) < 0 && hi > 0) {
         if (rh == -2 || rh == -3) return rh;
         hi--;
     }
-    if (rh != 0) return -1;  /* the last point that runs is right */
+    if (rh == -2 || rh == -3) return rh;
+    if (rh != 0) return -1;  /* the last point that runs is right (or none runs) */
+    if (hi == 0) return 0;
+    int r0 = check_point(kc, kp, 0, out, pr);
+    if (r0 == -2 || r0 == -3) return r0;
+    if (r0 == 0) return 0;
     int lo = 0;              /* right (or the start) */
     while (hi - lo > 1) {
         if (uopdb_interrupted()) return -3;

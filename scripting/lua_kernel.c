@@ -1141,6 +1141,10 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
     lua_setfield(L, -2, "before_node");
     luop_push(L, c->after);
     lua_setfield(L, -2, "after_node");
+    if (c->effect) {
+        lua_pushstring(L, c->effect);
+        lua_setfield(L, -2, "effect");
+    }
 }
 
 /* The progress of k:bisect: a Lua function given as {progress = fn} is

@@ -2,6 +2,7 @@
  * the first one that differs from the reference named. */
 #include "bisect.h"
 #include <stdio.h>
+#include "../backend/interp_error.h"
 #include "../util/interrupt.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -36,18 +37,21 @@ static bool tell(Progress *pr, const char *fmt, ...) {
 }
 
 /* Checks rewrite point (n, r): 1 right, 0 wrong, -1 not checkable (why
- * says so).  A point whose form nothing runs (a half-done expansion) is
- * checked completed by the stage's own rules, when that is known to be
- * sound: the completion of the stage's first point must check right. */
+ * says so).  A point that reads or writes outside a buffer is wrong (why
+ * says where; empty otherwise).  A point whose form nothing runs (a
+ * half-done expansion) is checked completed by the stage's own rules, when
+ * that is known to be sound: the completion of the stage's first point must
+ * check right. */
 static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_t r, int *completion_ok, char *why,
                                size_t whylen) {
     char err[1024];
     ValidateReport rep;
     StrBuf sb;
     sb_init(&sb);
+    why[0] = 0;
     const UOp *root = pipeline_rewrite_point(kp, n, r, err, sizeof err);
     bool ran = root && kcheck_root(kc, root, &rep, &sb, err, sizeof err);
-    if (!ran && root) {
+    if (!ran && root && !interp_error_is_out_of_range(err)) {
         if (*completion_ok < 0) { /* not tried yet: the completion of (n, 0) must be right */
             const UOp *first = pipeline_rewrite_point(kp, n, 0, err, sizeof err);
             const UOp *done = first ? pipeline_complete_stage(kp, n, first, err, sizeof err) : NULL;
@@ -66,7 +70,7 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
     if (!ran) {
         const char *w = strstr(err, "interp: ");
         snprintf(why, whylen, "%s", w ? w + 8 : err);
-        return -1;
+        return interp_error_is_out_of_range(err) ? 0 : -1;
     }
     return rep.ok ? 1 : 0;
 }
@@ -82,6 +86,7 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     }
     size_t good = 0, bad = res->rewrites;
     int completion_ok = -1;
+    char effect[1024] = ""; /* the access outside a buffer at point bad, if that made it wrong */
     while (bad - good > 1) {
         size_t mid = good + (bad - good) / 2;
         if (uopdb_interrupted() || !tell(pr, "rewrite %zu of %zu in stage %d", mid, res->rewrites, n)) {
@@ -100,7 +105,10 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
         c->checked++;
         pr->checked++;
         if (right) good = mid;
-        else bad = mid;
+        else {
+            bad = mid;
+            snprintf(effect, sizeof effect, "%s", why);
+        }
     }
     res = pipeline_result(kp, n);
     const TraceRewrite *w = &res->trace.rewrites[bad - 1];
@@ -111,6 +119,7 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     c->after = w->after;
     set_text(&c->rule, w->rule);
     set_text(&c->file, w->file ? w->file : "");
+    if (effect[0]) set_text(&c->effect, effect);
 }
 
 /* Checks point n into out->points[n] (once): 1 right, 0 wrong, -1 not
@@ -132,6 +141,14 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
     if (ran) {
         pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
         pc->text = copy(sb_str(&sb));
+        out->checked++;
+    } else if (interp_error_is_out_of_range(why)) { /* it reads or writes outside a buffer: wrong */
+        const char *w = strstr(why, "interp: ");
+        char text[1100];
+        snprintf(text, sizeof text, "accesses memory outside a buffer: %s", w + 8);
+        pc->state = POINT_DIFFERS;
+        pc->rep.ok = false;
+        pc->text = copy(text);
         out->checked++;
     } else {
         const char *w = strstr(why, "interp: ");
@@ -237,6 +254,7 @@ void bisect_result_free(BisectResult *r) {
     free(r->culprit.rule);
     free(r->culprit.file);
     free(r->culprit.why);
+    free(r->culprit.effect);
     memset(&r->culprit, 0, sizeof r->culprit);
 }
 
@@ -269,6 +287,7 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
     else if (c->why)
         sb_printf(sb, "  culprit not found: %s\n", c->why);
     if (c->found && before_text && after_text) sb_printf(sb, "    before: %s\n    after:  %s\n", before_text, after_text);
+    if (c->found && c->effect) sb_printf(sb, "  after it the kernel accesses memory outside a buffer: %s\n", c->effect);
     if (r->first_bad >= 0 && !r->failed && r->points[r->first_bad].text)
         sb_printf(sb, "  %s\n", r->points[r->first_bad].text);
     for (int n = 0; n <= STAGE_COUNT; n++) {

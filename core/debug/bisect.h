@@ -39,6 +39,8 @@ typedef struct BisectCulprit {
     const UOp *before, *after;
     int checked;              /* rewrite points checked */
     char *why;                /* when not found: why (malloc'd) */
+    char *effect;             /* when found and the point after it accesses memory
+                               * outside a buffer: that access (malloc'd), else NULL */
 } BisectCulprit;
 
 typedef struct BisectResult {

@@ -303,6 +303,32 @@ T.test("a rule that pushes an index past its buffer: check names the INDEX and t
   T.ok(msg:find("at stage 15", 1, true) and msg:find("INDEX %", 1, true) and msg:find("past its", 1, true), msg)
   T.ok(msg:find("r%d+=") ~= nil, "the loop variables: " .. msg)
   T.ok(k:check(14, {quiet = true}).ok, "the session goes on")
+  -- an access outside a buffer makes a point wrong, not uncheckable: bisect names the stage and the rule
+  local stage, culprit, reports = k:bisect{quiet = true}
+  T.eq(stage, 15)
+  T.ok(reports[16].ok == false, "point 15 is wrong")
+  T.contains(tostring(reports), "  15  lower index dtype    DIFFERS from the reference")
+  T.contains(tostring(reports), "accesses memory outside a buffer: INDEX %")
+  T.ok(culprit ~= nil, "the culprit is named")
+  T.eq(culprit.rule, "past_the_end")
+  T.contains(culprit.effect, "past its")
+  T.contains(tostring(reports), "  after it the kernel accesses memory outside a buffer: INDEX %")
+end)
+
+T.test("a planted rule whose rewrite sends a load past its buffer at default opts is named, with the access", function()
+  local a, b = Tensor.rand(64, 64), Tensor.rand(64, 64)
+  local k = uop.compile(a:matmul(b)):kernel(1)
+  k:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+  local stage, culprit, reports = k:bisect{quiet = true}
+  T.eq(stage, 15)
+  T.ok(culprit ~= nil, tostring(reports))
+  T.eq(culprit.rule, "mul_to_add32")
+  T.contains(culprit.effect, "reads buffer")
+  -- the point before the culprit runs and is right; the culprit's own point reads outside a buffer
+  k:seek(15, culprit.index - 1)
+  T.ok(k:check(nil, {quiet = true}).ok, "right before the culprit")
+  k:seek(15, culprit.index)
+  T.raises("past its", function() k:check(nil, {quiet = true}) end)
 end)
 
 T.test("a kernel changed by inserted rules always runs bounds-checked: no crash without checked=true", function()

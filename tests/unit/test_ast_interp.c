@@ -16,6 +16,7 @@
 #include "core/ir/uop.h"
 #include "core/backend/ast_interp.h"
 #include "core/backend/scalar_eval.h"
+#include "core/backend/interp_error.h"
 #include <math.h>
 #include "viz/tinygrad_repr.h"
 #include "core/util/interrupt.h"
@@ -235,18 +236,21 @@ static void test_errors(void **st) {
     const UOp *k = kernel(out, i, load(far, i), &i, 1);
     assert_false(ast_interp_run(k, bufs, sizes, 2, err, sizeof err));
     assert_non_null(strstr(err, "DEFINE_GLOBAL 5 has no buffer"));
+    assert_false(interp_error_is_out_of_range(err)); /* a kernel the interpreter cannot run */
     /* a store past the end */
     const UOp *i5 = range(5, 1, AXIS_LOOP);
     const UOp *st5 = kernel(out, i5, uop_const_float(c, DT_FLOAT32, 1), &i5, 1);
     assert_false(ast_interp_run(st5, bufs, sizes, 2, err, sizeof err));
     snprintf(want, sizeof want, "%%%u (INDEX)", st5->src[0]->src[0]->src[0]->id);
     assert_non_null(strstr(err, "element 4 of DEFINE_GLOBAL 0, which has 4"));
+    assert_true(interp_error_is_out_of_range(err)); /* a wrong kernel */
     assert_non_null(strstr(err, want));
     /* a RANGE outside the loop that would define it */
     const UOp *j = range(4, 2, AXIS_LOOP);
     assert_false(ast_interp_run(kernel(out, i, uop_cast(c, j, DT_FLOAT32), &i, 1), bufs, sizes, 2, err, sizeof err));
     snprintf(want, sizeof want, "%%%u (RANGE)", j->id);
     assert_non_null(strstr(err, "outside its loop"));
+    assert_false(interp_error_is_out_of_range(err));
     assert_non_null(strstr(err, want));
     /* not a statement */
     const UOp *v = uop_const_float(c, DT_FLOAT32, 1);

@@ -32,6 +32,7 @@
 #include "core/backend/ast_interp.h"
 #include "core/backend/linear_interp.h"
 #include "core/backend/scalar_eval.h"
+#include "core/backend/interp_error.h"
 #include "core/util/interrupt.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
@@ -282,6 +283,7 @@ static void test_out_of_range_names_index_and_loops(void **state) {
     assert_false(linear_interp_run(linear(&p), bufs, sizes, 2, err, sizeof err));
     snprintf(want, sizeof want, "interp: INDEX %%%u reads buffer 1 at 9, past its 9 elements (r0=2, r1=3)", bad->id);
     assert_string_equal(err, want);
+    assert_true(interp_error_is_out_of_range(err));
     /* a store below the start: out[r1 - 2] */
     Prog q = {0};
     d0 = glob(&q, 0, DT_FLOAT32, 12);
@@ -292,6 +294,7 @@ static void test_out_of_range_names_index_and_loops(void **state) {
     assert_false(linear_interp_run(linear(&q), bufs, sizes, 1, err, sizeof err));
     snprintf(want, sizeof want, "interp: INDEX %%%u writes buffer 0 at -2, before the start of its 12 elements (r1=0)", neg->id);
     assert_string_equal(err, want);
+    assert_true(interp_error_is_out_of_range(err));
     /* a vector load through a cast pointer past the end: 4 elements at 8 */
     Prog w = {0};
     d0 = glob(&w, 0, DT_FLOAT32, 12);
@@ -456,6 +459,7 @@ static void test_errors_name_the_node(void **state) {
     assert_false(linear_interp_run(linear(&q), bufs, sizes, 2, err, sizeof err));
     snprintf(want, sizeof want, "interp: INDEX %%%u: source 0 is DEFINE_GLOBAL %%%u, which does not come before it", x->id, d0->id);
     assert_true(strncmp(err, want, strlen(want)) == 0);
+    assert_false(interp_error_is_out_of_range(err));
     /* variables */
     Prog v = {0};
     const UOp *var = P(&v, uop_var(c, "n", 0, 10));

@@ -31,8 +31,8 @@
 #include "core/stages/linearize_point.h"
 #include "core/backend/ast_interp.h"
 #include "core/backend/linear_interp.h"
-#include "core/backend/scalar_eval.h"
 #include "core/backend/interp_error.h"
+#include "direct_path_cases.h"
 #include "core/util/interrupt.h"
 #include "viz/listing.h"
 #include "viz/tinygrad_repr.h"
@@ -395,10 +395,8 @@ static void test_two_range_end(void **state) {
         for (int b = 0; b < 4; b++) assert_int_equal(out[a * 4 + b], a * 10 + b);
 }
 
-/* out[i] = (a[i] op b[i]) op a[i], bit for bit as scalar_alu composes it */
-static void direct_path_case(const DType *dt, Op op, const void *a, const void *b, int n) {
-    size_t esz = dt->sk == SK_FLOAT32 ? 4 : 8;
-    unsigned char *res = calloc((size_t)n, esz);
+/* out[i] = (a[i] op b[i]) op a[i] as a linear program */
+static void direct_path_run(const DType *dt, Op op, const void *a, const void *b, int n, void *res) {
     Prog p = {0};
     const UOp *d0 = glob(&p, 0, dt, n), *d1 = glob(&p, 1, dt, n), *d2 = glob(&p, 2, dt, n);
     const UOp *r = rng(&p, n, 0);
@@ -408,33 +406,11 @@ static void direct_path_case(const DType *dt, Op op, const void *a, const void *
     void *bufs[3] = {res, (void *)a, (void *)b};
     int64_t sizes[3] = {n, n, n};
     run_ok(linear(&p), bufs, sizes, 3, "direct path");
-    for (int k = 0; k < n; k++) {
-        ScalarVal v[2] = {scalar_read(dt, a, (size_t)k), scalar_read(dt, b, (size_t)k)}, r1, r2;
-        assert_null(scalar_alu(op, dt, dt, 2, v, &r1));
-        ScalarVal w[2] = {r1, v[0]};
-        assert_null(scalar_alu(op, dt, dt, 2, w, &r2));
-        unsigned char want[8];
-        assert_true(scalar_write(dt, want, 0, r2));
-        if (memcmp(res + (size_t)k * esz, want, esz))
-            fail_msg("%s %s element %d: the direct path differs from scalar_alu", sk_name(dt->sk), op_name(op), k);
-    }
-    free(res);
 }
 
 static void test_direct_paths(void **state) {
     (void)state;
-    static const Op ops[3] = {OP_ADD, OP_SUB, OP_MUL};
-    float fa[8] = {1.0f, 0x1p-30f, -0.0f, INFINITY, NAN, 3.4e38f, 1e-45f, 0.1f};
-    float fb[8] = {0x1p-30f, 1.0f, -0.0f, -INFINITY, 2.0f, 3.4e38f, 0.5f, 0.2f};
-    double da[8] = {1.0, 0x1p-60, -0.0, INFINITY, NAN, 1.7e308, 5e-324, 0.1};
-    double db[8] = {0x1p-60, 1.0, -0.0, -INFINITY, 2.0, 1.7e308, 0.5, 0.2};
-    int64_t ia[6] = {INT64_MAX, INT64_MIN, -1, 0, 3037000500, 7};
-    int64_t ib[6] = {1, -1, INT64_MIN, 5, 3037000500, -9};
-    for (int o = 0; o < 3; o++) {
-        direct_path_case(DT_FLOAT32, ops[o], fa, fb, 8);
-        direct_path_case(dt_scalar(SK_FLOAT64), ops[o], da, db, 8);
-        direct_path_case(DT_INT64, ops[o], ia, ib, 6);
-    }
+    direct_path_cases(direct_path_run);
 }
 
 static void test_errors_name_the_node(void **state) {

@@ -315,6 +315,21 @@ T.test("a rule that pushes an index past its buffer: check names the INDEX and t
   T.contains(tostring(reports), "  after it the kernel accesses memory outside a buffer: INDEX %")
 end)
 
+T.test("rules that would run on the linear program are refused when inserted, naming where they can go", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  local bad = uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} }
+  T.raises("insert: rules in stage 22 (cleanup IF/ENDIF) would run on the linear program, where rules cannot run; "
+           .. "insert them at stage 21 with {before = true}, or earlier", function() k:insert(22, bad) end)
+  T.raises("insert: rules after stage 21 (linearize) would run on the linear program", function() k:insert(21, bad) end)
+  T.raises("uop.compile: rules: rules in stage 22", function() uop.compile(matmul3(), {rules = {[22] = bad}}) end)
+  T.eq(#k:inserted(), 0)
+  -- before linearize they run, and bisect names them
+  k:insert(21, bad, {before = true})
+  local stage, culprit = k:bisect{quiet = true}
+  T.eq(stage, 21)
+  T.eq(culprit.rule, "mul_to_add32")
+end)
+
 T.test("a planted rule whose rewrite sends a load past its buffer at default opts is named, with the access", function()
   local a, b = Tensor.rand(64, 64), Tensor.rand(64, 64)
   local k = uop.compile(a:matmul(b)):kernel(1)

@@ -225,6 +225,12 @@ local kb = uop.compile(a128:matmul(b128)):kernel(1)
 local first
 t = best(1, function() first = kb:bisect{quiet = true} end)
 row("k:bisect(): matmul 128x128", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
+kb:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+local culprit
+t = best(1, function() first, culprit = kb:bisect{quiet = true} end)
+row("k:bisect(): matmul 128x128, a wrong rule planted", t, "ms",
+    culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
+kb:remove(15)
 local a256, b256 = Tensor.rand(256, 256), Tensor.rand(256, 256)
 local k256 = uop.compile(a256:matmul(b256)):kernel(1)
 t = best(1, function() first = k256:bisect{quiet = true} end)

@@ -347,18 +347,19 @@ const CommandInfo *command_find(const char *name, size_t len, char *why, size_t 
     } else {
         /* the names closest to what was typed, when close enough to be a typo */
         int limit = len / 2 < 2 ? (int)(len / 2) : 2, best = limit + 1;
+        int dist[sizeof commands / sizeof commands[0]];
         for (size_t i = 0; i < n; i++) {
-            int d = name_distance(typed, commands[i].name);
-            if (d < best) best = d;
+            dist[i] = name_distance(typed, commands[i].name);
+            if (dist[i] < best) best = dist[i];
         }
         size_t close = 0;
-        for (size_t i = 0; i < n && best <= limit; i++) close += name_distance(typed, commands[i].name) == best;
+        for (size_t i = 0; i < n; i++) close += dist[i] == best;
         sb_printf(&sb, "unknown command ':%s'", typed);
         if (close) {
             sb_puts(&sb, ": did you mean ");
             size_t k = 0;
             for (size_t i = 0; i < n; i++)
-                if (name_distance(typed, commands[i].name) == best) list_name(&sb, commands[i].name, k++, close);
+                if (dist[i] == best) list_name(&sb, commands[i].name, k++, close);
             sb_puts(&sb, "? (:help lists them)");
         } else {
             sb_puts(&sb, " (type :help for the list)");

@@ -429,6 +429,16 @@ static const Trace *stage_trace(lua_State *L, KernelPipeline **kp_out, int *n_ou
     return &r->trace;
 }
 
+/* the names of the sets k:insert put before (or after) stage n's own, joined with " + " */
+static void put_inserted(StrBuf *sb, const KernelPipeline *kp, int n, bool before) {
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage != n || ins->before != before) continue;
+        if (before) sb_printf(sb, "%s (inserted) + ", ruleset_name(ins->rules));
+        else sb_printf(sb, " + %s (inserted)", ruleset_name(ins->rules));
+    }
+}
+
 /* k:rules([n]): which rules fired in stage n (default: the current one),
  * how often (the text's fields: rule name -> count), and the rules
  * inserted into the stage that never fired (count 0) */
@@ -464,17 +474,11 @@ static int k_rules(lua_State *L) {
     sb_init(&sb);
     const Stage *st = stage_get(n);
     char runs[256];
-    /* the sets k:insert put into the stage, where they run */
+    /* the sets k:insert put into the stage, where they run: "A (inserted) + own sets + B (inserted)" */
     sb_printf(&sb, "stage %d (%s) runs ", n, st->name);
-    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
-        const InsertedRules *ins = pipeline_inserted(kp, i);
-        if (ins->stage == n && ins->before) sb_printf(&sb, "%s (inserted) + ", ruleset_name(ins->rules));
-    }
+    put_inserted(&sb, kp, n, true);
     sb_printf(&sb, "%s", stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs));
-    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
-        const InsertedRules *ins = pipeline_inserted(kp, i);
-        if (ins->stage == n && !ins->before) sb_printf(&sb, " + %s (inserted)", ruleset_name(ins->rules));
-    }
+    put_inserted(&sb, kp, n, false);
     sb_printf(&sb, ": %zu rewrite%s by %d rule%s\n", t->nrewrites, t->nrewrites == 1 ? "" : "s", nnames,
               nnames == 1 ? "" : "s");
     for (int i = 1; i <= nnames; i++) {

@@ -139,18 +139,28 @@ static void move_range(Interp *in, int r, int64_t v) {
     in->rmoved[r] = ++in->tick;
 }
 
+/* The buffer an INDEX reads or writes: its slot, or -1 with what is wrong
+ * in why (not an INDEX, not on a DEFINE_GLOBAL, no buffer given). */
+static int index_slot(const Interp *in, const UOp *u, char *why, size_t len) {
+    if (uop_op(u) != OP_INDEX || u->nsrc < 2) return snprintf(why, len, "a load or store needs an INDEX"), -1;
+    const UOp *dg = u->src[0];
+    if (uop_op(dg) != OP_DEFINE_GLOBAL || !dg->arg || dg->arg->kind != ARG_INT || !dt_is_ptr(dg->dtype))
+        return snprintf(why, len, "INDEX must be on a DEFINE_GLOBAL pointer"), -1;
+    int64_t s = dg->arg->v.i;
+    if (s < 0 || s >= in->nbufs || !in->bufs[s])
+        return snprintf(why, len, "DEFINE_GLOBAL %lld has no buffer (%d given)", (long long)s, in->nbufs), -1;
+    return (int)s;
+}
+
 /* the buffer slot and element of an INDEX; *valid false for an Invalid index */
 static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
-    int64_t s = nd->slot;
-    if (s < 0) {
-        if (nd->op != OP_INDEX || u->nsrc < 2) return fail(in, u, "a load or store needs an INDEX");
-        const UOp *dg = u->src[0];
-        if (uop_op(dg) != OP_DEFINE_GLOBAL || !dg->arg || dg->arg->kind != ARG_INT || !dt_is_ptr(dg->dtype))
-            return fail(in, u, "INDEX must be on a DEFINE_GLOBAL pointer");
-        s = dg->arg->v.i;
-        return fail(in, u, "DEFINE_GLOBAL %lld has no buffer (%d given)", (long long)s, in->nbufs);
+    int s = nd->slot;
+    if (s < 0) { /* the message, which prepare_node did not keep */
+        char why[96];
+        index_slot(in, u, why, sizeof why);
+        return fail(in, u, "%s", why);
     }
     IVal idx;
     if (!eval(in, nd->src[1], &idx)) return false;
@@ -160,7 +170,7 @@ static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
         if (!eval(in, nd->src[2], &gate)) return false;
         *valid = *valid && !gate.invalid && gate.i;
     }
-    *slot = (int)s;
+    *slot = s;
     *elem = idx.i;
     if (*valid && (idx.i < 0 || idx.i >= in->sizes[s]))
         return fail(in, u, "out-of-range access: element %lld of DEFINE_GLOBAL %lld, which has %lld", (long long)idx.i,
@@ -174,9 +184,9 @@ static bool load(Interp *in, int k, const DType *dt, IVal *out) {
     bool valid;
     if (!address(in, k, &slot, &elem, &valid)) return false;
     const DType *et = in->nodes[k].u->src[0]->dtype->base;
-    if (valid && et->sk == SK_FLOAT32 && dt->sk == SK_FLOAT32)
-        *out = from_scalar(scalar_read_f32(in->bufs[slot], (size_t)elem));
-    else *out = valid ? convert(dt, et, read_elem(et, in->bufs[slot], elem)) : from_int(dt, 0);
+    if (!valid) *out = from_int(dt, 0);
+    else if (et->sk == dt->sk) *out = from_scalar(scalar_read_fast(et, in->bufs[slot], (size_t)elem)); /* no conversion */
+    else *out = convert(dt, et, read_elem(et, in->bufs[slot], elem));
     return true;
 }
 
@@ -185,8 +195,9 @@ static bool reduce(Interp *in, int k, IVal *out) {
     const UOp *u = nd->u;
     const DType *dt = u->dtype;
     Op rop = u->arg && u->arg->kind == ARG_OP ? u->arg->v.op : OP_NOOP;
-    /* float32 sums are the loop this interpreter spends its time in */
-    bool fl = dt_is_float(dt), f32_add = dt->sk == SK_FLOAT32 && rop == OP_ADD;
+    bool fl = dt_is_float(dt);
+    /* the accumulation's direct path (a float32 sum: the loop this interpreter spends its time in) */
+    ScalarFast acc_path = scalar_fast_path(rop, dt->sk, dt->sk, dt->sk);
     IVal acc;
     if (rop == OP_ADD) acc = from_int(dt, 0);
     else if (rop == OP_MUL) acc = from_int(dt, 1);
@@ -213,7 +224,7 @@ static bool reduce(Interp *in, int k, IVal *out) {
         if (uopdb_interrupted()) { ok = fail(in, u, "interrupted"); break; }
         if (!(ok = eval(in, nd->src[0], &v))) break;
         if (v.invalid) { ok = fail(in, u, "reduces an Invalid value"); break; }
-        if (f32_add) acc = from_scalar(scalar_fast(SCALAR_FAST_F32_ADD, to_scalar(acc), to_scalar(v)));
+        if (acc_path != SCALAR_FAST_NONE) acc = from_scalar(scalar_fast(acc_path, to_scalar(acc), to_scalar(v)));
         else if (fl) acc = from_float(dt, rop == OP_ADD ? acc.f + v.f : rop == OP_MUL ? acc.f * v.f : scalar_max_float(acc.f, v.f));
         else {
             int64_t r = rop == OP_ADD ? (int64_t)((uint64_t)acc.i + (uint64_t)v.i)
@@ -233,29 +244,26 @@ static bool reduce(Interp *in, int k, IVal *out) {
     return ok;
 }
 
-/* the two sources of a binary op on a direct path; false when the value
- * is already known (an Invalid source) or the evaluation failed */
-static inline bool two_sources(Interp *in, const INode *nd, IVal *a, IVal *b, IVal *out, bool *ok) {
-    *ok = eval(in, nd->src[0], a);
-    if (!*ok) return false;
-    if (a->invalid) { *out = *a; return false; }
-    *ok = eval(in, nd->src[1], b);
-    if (!*ok) return false;
-    if (b->invalid) { *out = *b; return false; }
-    return true;
+/* The first n sources of an ALU op into s: 1 when all are values, 0 when
+ * one is Invalid (then *out is it and the rest are not evaluated), -1 when
+ * an evaluation failed. */
+static inline int alu_sources(Interp *in, const INode *nd, int n, IVal *s, IVal *out) {
+    for (int i = 0; i < n; i++) {
+        if (!eval(in, nd->src[i], &s[i])) return -1;
+        if (s[i].invalid) { *out = s[i]; return 0; }
+    }
+    return 1;
 }
 
 static bool compute(Interp *in, int k, IVal *out) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
     Op op = (Op)nd->op;
-    if (nd->fast != SCALAR_FAST_NONE) {
-        IVal a, b;
-        bool ok;
-        if (!two_sources(in, nd, &a, &b, out, &ok)) return ok;
-        ScalarVal r = scalar_fast((ScalarFast)nd->fast, to_scalar(a), to_scalar(b));
-        *out = (IVal){r.f, r.i, false};
-        return true;
+    if (nd->fast != SCALAR_FAST_NONE) { /* before the general dispatch: the inner loops' ops */
+        IVal s[2];
+        int got = alu_sources(in, nd, 2, s, out);
+        if (got > 0) *out = from_scalar(scalar_fast((ScalarFast)nd->fast, to_scalar(s[0]), to_scalar(s[1])));
+        return got >= 0;
     }
     switch (op) {
     case OP_CONST: {
@@ -311,11 +319,8 @@ static bool compute(Interp *in, int k, IVal *out) {
     }
     if (op_is_alu(op) && op != OP_BITCAST && u->nsrc <= 3) {
         IVal s[3];
-        for (int i = 0; i < u->nsrc; i++) {
-            if (!eval(in, nd->src[i], &s[i])) return false;
-            if (s[i].invalid) { *out = s[i]; return true; }
-        }
-        return alu(in, u, s, out);
+        int got = alu_sources(in, nd, u->nsrc, s, out);
+        return got > 0 ? alu(in, u, s, out) : got == 0;
     }
     return fail(in, u, "the interpreter does not evaluate this op");
 }
@@ -430,7 +435,6 @@ static void prepare_node(Interp *in, int i) {
     INode *nd = &in->nodes[i];
     const UOp *u = nd->u;
     nd->op = (uint8_t)uop_op(u);
-    nd->slot = -1;
     const UOp *recip = NULL;
     nd->recip_side = (int8_t)mul_reciprocal_side(u, &recip);
     if (nd->recip_side >= 0) {
@@ -439,12 +443,8 @@ static void prepare_node(Interp *in, int i) {
         nd->recip_of = in->nodes[dk].src[0];
     }
     nd->fast = (uint8_t)(nd->recip_side >= 0 ? SCALAR_FAST_NONE : fast_path(u));
-    if (nd->op == OP_INDEX && u->nsrc >= 2) {
-        const UOp *dg = u->src[0];
-        if (uop_op(dg) == OP_DEFINE_GLOBAL && dg->arg && dg->arg->kind == ARG_INT && dt_is_ptr(dg->dtype) &&
-            dg->arg->v.i >= 0 && dg->arg->v.i < in->nbufs && in->bufs[dg->arg->v.i])
-            nd->slot = (int)dg->arg->v.i;
-    }
+    char why[96];
+    nd->slot = nd->op == OP_INDEX ? index_slot(in, u, why, sizeof why) : -1;
 }
 
 bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_sizes, int nbufs, char *err,

@@ -720,8 +720,7 @@ static bool load_lanes(LI *li, const Ins *in, int32_t p, int A, int32_t dst, int
         if (!check_type(li, in, &val[p])) return false;
         const Buf *b = &li->bufs[buf_of(&val[p])];
         for (int k = 0; k < W; k++) {
-            size_t at = (size_t)(val[p].i + k);
-            val[dst + k] = b->et->sk == SK_FLOAT32 ? scalar_read_f32(b->data, at) : scalar_read(b->et, b->data, at);
+            val[dst + k] = scalar_read_fast(b->et, b->data, (size_t)(val[p].i + k));
             inv[dst + k] = 0;
         }
         return true;
@@ -891,8 +890,7 @@ static int run_from(LI *li, int pc) {
                 const ScalarVal *p = &val[r[0].off];
                 const Buf *b = &li->bufs[buf_of(p)];
                 if (b->et == in->dt && p->i >= 0 && p->i < b->n) {
-                    val[in->val] = b->et->sk == SK_FLOAT32 ? scalar_read_f32(b->data, (size_t)p->i)
-                                                           : scalar_read(b->et, b->data, (size_t)p->i);
+                    val[in->val] = scalar_read_fast(b->et, b->data, (size_t)p->i);
                     inv[in->val] = 0;
                     pc++;
                     break;

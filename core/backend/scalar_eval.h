@@ -1,6 +1,6 @@
 /* scalar_eval.h - scalar value semantics shared by the interpreters (the
- * tensor reference, the kernel-AST and the linear-program interpreters): a value is a double for
- * float dtypes (rounded to the dtype's precision) or an int64 for ints,
+ * tensor reference, the kernel-AST and the linear-program interpreters): a
+ * value is a double for float dtypes (rounded to the dtype's precision) or an int64 for ints,
  * index and bool (wrapped to the dtype); buffer elements are read and
  * written in their dtype's layout; ALU ops follow the generated code
  * (IDIV truncates, MOD is the C remainder, ints wrap). */
@@ -69,7 +69,9 @@ static inline ScalarVal scalar_fast(ScalarFast f, ScalarVal a, ScalarVal b) {
     return (ScalarVal){0, 0};
 }
 
-/* element k of a float32 buffer, as scalar_read gives it */
-static inline ScalarVal scalar_read_f32(const void *p, size_t k) { return (ScalarVal){((const float *)p)[k], 0}; }
+/* scalar_read with the float32 read, the one inner loops make most, inlined */
+static inline ScalarVal scalar_read_fast(const DType *dt, const void *p, size_t k) {
+    return dt->sk == SK_FLOAT32 ? (ScalarVal){((const float *)p)[k], 0} : scalar_read(dt, p, k);
+}
 
 #endif

@@ -351,15 +351,7 @@ bool pipeline_insert(KernelPipeline *kp, int n, const RuleSet *rules, bool befor
         snprintf(err, errlen, "no stage %d: rules go into stages 1 to %d", n, STAGE_COUNT);
         return false;
     }
-    /* rules rewrite graphs: they cannot run on the linear program, which a
-     * line rewrite stage takes and the stage before it makes */
-    const Stage *st = stage_get(n), *next = n < STAGE_COUNT ? stage_get(n + 1) : NULL;
-    if (st->kind == STAGE_LINE_REWRITE || (!before && next && next->kind == STAGE_LINE_REWRITE)) {
-        snprintf(err, errlen, "rules %s stage %d (%s) would run on the linear program, where rules cannot run; "
-                 "insert them at stage %d%s", st->kind == STAGE_LINE_REWRITE ? "in" : "after", n, st->name,
-                 st->kind == STAGE_LINE_REWRITE ? n - 1 : n, " with {before = true}, or earlier");
-        return false;
-    }
+    if (!stage_takes_inserted_rules(n, before, err, errlen)) return false;
     if (kp->nins >= PIPELINE_MAX_INSERTED) {
         snprintf(err, errlen, "at most %d inserted rule sets", PIPELINE_MAX_INSERTED);
         return false;

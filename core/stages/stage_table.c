@@ -222,15 +222,23 @@ static RuleSet *with_inserted(const StageCtx *sc, const RuleSet *rs) {
     return acc;
 }
 
+bool stage_takes_inserted_rules(int n, bool before, char *why, size_t whylen) {
+    const Stage *st = stage_get(n), *next = stage_get(n + 1);
+    bool in_linear = st && st->kind == STAGE_LINE_REWRITE;
+    if (!st || !(in_linear || (!before && next && next->kind == STAGE_LINE_REWRITE))) return true;
+    snprintf(why, whylen, "rules %s stage %d (%s) would run on the linear program, where rules cannot run; insert "
+             "them at stage %d with {before = true}, or earlier", in_linear ? "in" : "after", n, st->name,
+             in_linear ? n - 1 : n);
+    return false;
+}
+
 /* the inserted sets of one side as a pass of their own, around a stage that is not a rewrite */
 static const UOp *run_inserted(StageCtx *sc, const RuleSet *const *sets, int n, const UOp *root) {
     for (int i = 0; i < n && root; i++) {
         RewriteOpts o = {.name = "inserted rules", .trace = sc->trace, .timing = sc->timing};
         uctx_clear_error(sc->c);
-        const UOp *r = uop_op(root) == OP_LINEAR ? NULL : graph_rewrite(sc->c, root, sets[i], &o);
-        if (!r)
-            return stage_fail(sc, "%s: %s", ruleset_name(sets[i]),
-                              uop_op(root) == OP_LINEAR ? "rules cannot be inserted after linearize" : uctx_error(sc->c));
+        const UOp *r = graph_rewrite(sc->c, root, sets[i], &o);
+        if (!r) return stage_fail(sc, "%s: %s", ruleset_name(sets[i]), uctx_error(sc->c));
         root = r;
     }
     return root;
@@ -244,6 +252,10 @@ const RuleSet *stage_rule_set(const Stage *st, bool native_transcendentals, char
 }
 
 static const UOp *run_row(StageCtx *sc, const Stage *st, const UOp *root) {
+    char where[300];
+    if ((sc->nbefore && !stage_takes_inserted_rules(st->number, true, where, sizeof where)) ||
+        (sc->nafter && !stage_takes_inserted_rules(st->number, false, where, sizeof where)))
+        return stage_fail(sc, "%s", where);
     const RuleSet *rs = NULL;
     if (st->kind == STAGE_REWRITE || st->kind == STAGE_LINE_REWRITE) {
         char why[300];

@@ -152,6 +152,12 @@ const char *stage_runs_for(const Stage *st, bool native_transcendentals, char *b
  * pass, or with err when the set cannot be built. */
 const RuleSet *stage_rule_set(const Stage *st, bool native_transcendentals, char *err, size_t errlen);
 
+/* Whether rules put into stage n (before its own, or after) would run on a
+ * graph: not where they would meet the linear program, which a line-rewrite
+ * row takes and the row before it makes.  When not, why gets one line that
+ * says where they can go. */
+bool stage_takes_inserted_rules(int n, bool before, char *why, size_t whylen);
+
 /* Runs stage n's row on root.  Returns the new root, or NULL with a message
  * in sc->err naming the stage and what went wrong. */
 const UOp *stage_run(StageCtx *sc, int n, const UOp *root);

@@ -2,7 +2,8 @@
  * hand-built graphs that break one rule each are named by that rule and
  * node; well-formed kernels pass at every point; a deep chain is checked
  * without recursion; a stage whose output breaks the spec fails with
- * "stage N (name): spec: ..." when stages verify. */
+ * "stage N (name): spec: ..." when stages verify; rules inserted where they
+ * would meet the linear program are refused (stage_takes_inserted_rules). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -397,6 +398,23 @@ static void test_stage_fails_on_a_broken_output(void **state) {
     /* without verification the same stage runs */
     sc.verify = false;
     assert_non_null(stage_run(&sc, 17, u));
+    /* rules never meet the linear program: after stage 21's linearize, or in stage 22 */
+    char why[300];
+    assert_true(stage_takes_inserted_rules(20, false, why, sizeof why));
+    assert_true(stage_takes_inserted_rules(21, true, why, sizeof why));
+    assert_false(stage_takes_inserted_rules(21, false, why, sizeof why));
+    assert_string_equal(why, "rules after stage 21 (linearize) would run on the linear program, where rules cannot run; "
+                             "insert them at stage 21 with {before = true}, or earlier");
+    assert_false(stage_takes_inserted_rules(22, true, why, sizeof why));
+    sc.after = NULL, sc.nafter = 0;
+    for (int n = 18; n <= 21; n++) {
+        u = stage_run(&sc, n, u);
+        if (!u) fail_msg("stage %d: %s", n, err);
+    }
+    sc.after = after, sc.nafter = 1;
+    assert_null(stage_run(&sc, 22, u));
+    if (!strstr(err, "stage 22 (cleanup IF/ENDIF): rules in stage 22 (cleanup IF/ENDIF) would run on the linear program"))
+        fail_msg("unexpected error: %s", err);
     ruleset_free(bad);
 
     /* a kernel that breaks the kernel spec fails at stage 1's input */

@@ -1,8 +1,10 @@
 /* kernel_check.h - one kernel of a program run on real data at any point of
  * its pipeline and compared with the reference.  A check session does the
- * expensive part once: the program's inputs bound, the kernels before this
- * one run through the JIT to make its inputs, the reference of its output
- * computed; then each root checked costs one run of the kernel.  The
+ * expensive part once: the program's inputs bound, the buffers kernels
+ * before this one write filled with their reference (so the kernel is
+ * judged on its own, whatever the kernels before it compute), the
+ * reference of its output computed; then each root checked costs one run
+ * of the kernel.  The
  * scheduler's forms (points 0-10, REDUCE and all) run in the kernel-AST
  * interpreter; later forms are linearized (core/stages/linearize_point.h)
  * and LINEAR programs run in the linear interpreter, every access
@@ -13,8 +15,8 @@
 
 typedef struct KernelCheck KernelCheck;
 
-/* NULL + err when the inputs cannot be made (a missing input, a kernel
- * before ki that fails, out of memory). */
+/* NULL + err when the inputs cannot be made (a missing input, a reference
+ * that cannot be computed, out of memory). */
 KernelCheck *kcheck_new(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud,
                         double atol, double rtol, char *err, size_t errlen);
 void kcheck_free(KernelCheck *kc);

@@ -370,3 +370,25 @@ T.test("k:diff takes the diff options: side by side, context, unknown keys refus
   k:seek(15, 1)
   T.ok(tostring(k:diff({context = 1})):find("stage 15.1", 1, true))
 end)
+
+T.test("each kernel of a program is checked on the inputs the reference gives, not on what the kernels before it made", function()
+  local x = Tensor.new({{1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {3, 3, 3, 3, 3, 3, 3, 3}},
+                       "float32")
+  -- the rule planted in all three kernels of a softmax: each bisects to its own culprit
+  local p = uop.compile(x:softmax(), {rules = {[15] = mul_to_add_int32()}})
+  T.eq(#p:names(), 3)
+  for i = 1, 3 do
+    local stage, culprit, reports = p:kernel(i):bisect{quiet = true}
+    T.eq(stage, 15, tostring(reports))
+    T.eq(culprit.rule, "mul_to_add32")
+  end
+  -- only the first kernel broken: the second and third are right at every point
+  local q = uop.compile(x:softmax())
+  q:kernel(1):insert(15, mul_to_add_int32())
+  T.ok(not q:kernel(1):check(22, {quiet = true}).ok, "the first kernel is wrong")
+  for i = 2, 3 do
+    T.ok(q:kernel(i):check(0, {quiet = true}).ok, "kernel " .. i .. " as scheduled")
+    T.ok(q:kernel(i):check(22, {quiet = true}).ok, "kernel " .. i .. " at its last point")
+    T.eq(q:kernel(i):bisect{quiet = true}, nil)
+  end
+end)

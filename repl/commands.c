@@ -196,7 +196,10 @@ static const CommandInfo commands[] = {
      "return k:asm()"},
     {"run", NULL, ARGS_NONE, ":run",
      "Runs the current kernel's program through the JIT (the gpu target's in the\n"
-     "GPU emulator) and validates every output against the reference.",
+     "GPU emulator) and validates every output against the reference. When an\n"
+     "output differs in a program of several kernels, it names the first kernel\n"
+     "that is wrong on its own (run on the reference of its inputs): the one to\n"
+     ":bisect.",
      ":run",
      "local _, rep = k:program():run{validate = true}; return rep"},
     {"check", NULL, ARGS_STAGE, ":check | :check N",

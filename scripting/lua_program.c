@@ -15,6 +15,7 @@
 #include "../viz/render.h"
 #include "tensor_data.h"
 #include "../core/debug/bisect.h"
+#include "../core/debug/run_validation.h"
 #include "../core/sched/schedule.h"
 #include "../core/debug/pipeline.h"
 #include "../core/backend/parallel.h"
@@ -652,7 +653,9 @@ static int p_print(lua_State *L) {
 
 /* p:run([{validate=true, atol=, rtol=, quiet=, checked=true}]) -> list of
  * output BUFFER UOps [, report]; checked runs the kernels compiled with
- * bounds checks, an access outside its buffer being the run's error */
+ * bounds checks, an access outside its buffer being the run's error; the
+ * report has ok, mismatches and, when an output differs, the first kernel
+ * wrong on its own as first_wrong_kernel (run_validation.h) */
 static int p_run(lua_State *L) {
     luop_safe_point(L);
     LProgram *p = program_alive(L, 1);
@@ -689,27 +692,23 @@ static int p_run(lua_State *L) {
     int rep_idx = lua_gettop(L);
     StrBuf sb;
     sb_init(&sb);
-    bool all_ok = true;
-    size_t mismatches = 0;
-    for (int j = 0; j < no; j++) {
-        ValidateReport rep;
-        if (j) sb_putc(&sb, '\n');
-        sb_puts(&sb, "validate: ");
-        if (!program_validate(s, j, outs[j], luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, sizeof err)) {
-            sb_free(&sb);
-            return luaL_error(L, "validate: %s", err);
-        }
-        all_ok = all_ok && rep.ok;
-        mismatches += rep.mismatches;
+    RunValidation v;
+    if (!program_validate_run(s, p->kps, outs, luop_buffer_lookup, L, atol, rtol, &v, &sb, err, sizeof err)) {
+        sb_free(&sb);
+        return luaL_error(L, "validate: %s", err);
     }
-    lua_pushboolean(L, all_ok);
+    lua_pushboolean(L, v.ok);
     lua_setfield(L, rep_idx, "ok");
-    lua_pushinteger(L, (lua_Integer)mismatches);
+    lua_pushinteger(L, (lua_Integer)v.mismatches);
     lua_setfield(L, rep_idx, "mismatches");
+    if (v.first_wrong >= 0) {
+        lua_pushinteger(L, v.first_wrong + 1);
+        lua_setfield(L, rep_idx, "first_wrong_kernel");
+    }
     lua_pushvalue(L, rep_idx);
     set_text(L, "validate", sb_str(&sb));
     lua_pop(L, 1);
-    if (!all_ok) count_failed_validation(L);
+    if (!v.ok) count_failed_validation(L);
     sb_free(&sb);
     (void)outs_idx;
     lua_pushvalue(L, list_idx);

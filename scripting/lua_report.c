@@ -12,7 +12,7 @@
 #include "lua_compile.h"
 #include "../core/backend/backend.h"
 #include "../core/debug/pipeline.h"
-#include "../core/debug/program_run.h"
+#include "../core/debug/run_validation.h"
 #include "tensor_data.h"
 #include "../viz/report.h"
 
@@ -120,18 +120,15 @@ static void run_and_validate(lua_State *L, ReportData *d, LProgram *lp) {
     if (ok) ok = program_run_opts(s, lp->kps, luop_buffer_lookup, L, outs, &ro, d->run_error, sizeof d->run_error);
     p->run_ok = ok;
     p->valid = ok;
-    for (int j = 0; ok && j < s->noutputs; j++) {
-        ValidateReport rep;
-        if (j) sb_putc(&d->validation, '\n');
-        sb_puts(&d->validation, "validate: ");
-        char err[1024];
-        if (!program_validate(s, j, outs[j], luop_buffer_lookup, L, 1e-5, 1e-4, &rep, &d->validation, err, sizeof err)) {
-            sb_printf(&d->validation, "%s", err);
-            p->valid = false;
-            continue;
-        }
-        p->valid = p->valid && rep.ok;
-        p->mismatches += rep.mismatches;
+    RunValidation v;
+    char err[1024];
+    if (ok && !program_validate_run(s, lp->kps, outs, luop_buffer_lookup, L, 1e-5, 1e-4, &v, &d->validation, err,
+                                    sizeof err)) {
+        sb_printf(&d->validation, "%s", err);
+        p->valid = false;
+    } else if (ok) {
+        p->valid = v.ok;
+        p->mismatches = v.mismatches;
     }
     for (int j = 0; outs && j < s->noutputs; j++) buffer_free(outs[j]);
     free(outs);

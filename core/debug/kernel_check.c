@@ -39,8 +39,7 @@ static bool fill_from_reference(const Schedule *s, int b, void *data, RefBufferF
     const SchedBuffer *sb = &s->bufs[b];
     RefTensor ref;
     if (!program_reference(s, sb, inputs, ud, &ref, err, errlen)) return false;
-    int64_t n = 1;
-    for (int d = 0; d < ref.shape.ndim; d++) n *= ref.shape.d[d];
+    int64_t n = shape_numel(&ref.shape);
     bool ok = n == sb->size;
     if (!ok)
         snprintf(err, errlen, "%s: its reference has %lld elements, the buffer %lld", sb->name, (long long)n,
@@ -177,6 +176,14 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
 
 bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     return check_root(kc, root, "", rep, sb, err, errlen);
+}
+
+bool kcheck_compiled(KernelCheck *kc, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    const SchedKernel *k = &kc->s->kernels[kc->ki];
+    const SchedBuffer *out = &kc->s->bufs[k->bufs[0]];
+    memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
+    return program_jit_kernel(kc->s, kc->kps, kc->ki, kc->data, err, errlen) &&
+           program_compare(out, kc->data[k->bufs[0]], &kc->ref, kc->atol, kc->rtol, rep, sb, err, errlen);
 }
 
 bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {

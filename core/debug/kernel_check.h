@@ -26,6 +26,11 @@ void kcheck_free(KernelCheck *kc);
  * when the root cannot be run (the report is then not filled). */
 bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
+/* Runs the kernel as the program runs it (compiled through the JIT; the
+ * gpu target: in the emulator) on the session's data and compares its
+ * output with the reference.  False with err when it cannot run. */
+bool kcheck_compiled(KernelCheck *kc, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
 /* kcheck_root at point n (0..22) of kernel ki's pipeline */
 bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 

@@ -392,3 +392,30 @@ T.test("each kernel of a program is checked on the inputs the reference gives, n
     T.eq(q:kernel(i):bisect{quiet = true}, nil)
   end
 end)
+
+T.test("a run whose output is wrong names the first kernel that is wrong on its own", function()
+  local x = Tensor.new({{1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {3, 3, 3, 3, 3, 3, 3, 3}},
+                       "float32")
+  local _, right = uop.compile(x:softmax()):run{validate = true}
+  T.ok(right.ok and right.first_wrong_kernel == nil, "a right program names no kernel")
+  -- kernel 2 of 3 broken: the output is wrong, and kernel 3, right on its own, is not blamed
+  local q = uop.compile(x:softmax())
+  q:kernel(2):insert(15, mul_to_add_int32())
+  local _, rep = q:run{validate = true}
+  T.eq(rep.ok, false)
+  T.eq(rep.first_wrong_kernel, 2)
+  T.contains(tostring(rep), "\nkernel 2 of 3 (r_4_8n1) is the first wrong one: given the reference of its inputs,\n"
+                           .. "  tmp1 float32 (4, 1): 3 of 4 elements differ from the reference")
+  -- kernels 1 and 2 broken: the first is named
+  q:kernel(1):insert(15, mul_to_add_int32())
+  _, rep = q:run{validate = true}
+  T.eq(rep.first_wrong_kernel, 1)
+  T.contains(tostring(rep), "kernel 1 of 3 (r_4_8) is the first wrong one")
+  -- one kernel: the validation alone says it all
+  local k = uop.compile(matmul3()):kernel(1)
+  k:insert(15, mul_to_add_int32())
+  _, rep = k:program():run{validate = true}
+  T.eq(rep.ok, false)
+  T.eq(rep.first_wrong_kernel, nil)
+  T.ok(not tostring(rep):find("first wrong one", 1, true), tostring(rep))
+end)

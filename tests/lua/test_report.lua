@@ -140,6 +140,17 @@ T.test("names and files are escaped in the page; a wrong result is reported", fu
   self_contained(html)
 end)
 
+T.test("the report of a wrong program of several kernels names the first kernel wrong on its own", function()
+  local x = Tensor.new({{1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {3, 3, 3, 3, 3, 3, 3, 3}},
+                       "float32")
+  local p = uop.compile(x:softmax())
+  p:kernel(2):insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)",
+                                     rewrite = function(m) return m.a + m.b end} })
+  local html = report_of(p)
+  T.contains(html, "outputs differ from the reference")
+  T.contains(html, "kernel 2 of 3 (r_4_8n1) is the first wrong one: given the reference of its inputs,")
+end)
+
 T.test("the JSON export: every stage, the rules and every rewrite, strings escaped", function()
   local p = uop.compile(matmul3(), {rules = {[15] = odd_rule()}})
   local json = export_of(p)

@@ -228,6 +228,12 @@ expect_has ":bisect: the culprit" "rule mul_to_add32 (stdin:1): %" "$out"
 expect_has ":bisect: before and after" "    after:  %" "$out"
 expect_has ":bisect: the elements" "at [0, 0, 0]: got 0, want 30" "$out"
 
+# --- :run on a wrong program of several kernels names the first kernel wrong on its own ---
+run $'x = Tensor.new({{1,2,3,4,5,6,7,8},{8,7,6,5,4,3,2,1},{0,1,0,1,0,1,0,1},{3,3,3,3,3,3,3,3}}, "float32")\nq = uop.compile(x:softmax())\nq:kernel(2):insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n:kernel 3\n:run\n'
+expect_has ":run: the output differs" "validate: output0 float32 (4, 8): 24 of 32 elements differ" "$out"
+expect_has ":run: the first wrong kernel" $'kernel 2 of 3 (r_4_8n1) is the first wrong one: given the reference of its inputs,\n  tmp1 float32 (4, 1): 3 of 4 elements differ' "$out"
+expect_has ":run: what to do next" "  :kernel 2 makes it current, :bisect finds its stage and rule" "$out"
+
 # --- :origin names the rule that made a node, back to the kernel as scheduled ---
 prefix=$'A = Tensor.new({{1,2,3},{4,5,6},{7,8,9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(15, uop.rules{ {name="mul_to_add32", pattern="(MUL:int32 a b)", rewrite=function(m) return m.a + m.b end} })\n_, c = k:bisect{quiet = true}\n:goto 22\n'
 run "${prefix}"$'print(c.after_node:id(), c.before_node:id())\n'

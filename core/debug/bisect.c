@@ -2,7 +2,6 @@
  * the first one that differs from the reference named. */
 #include "bisect.h"
 #include <stdio.h>
-#include "../backend/interp_error.h"
 #include "../util/interrupt.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -51,7 +50,7 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
     why[0] = 0;
     const UOp *root = pipeline_rewrite_point(kp, n, r, err, sizeof err);
     bool ran = root && kcheck_root(kc, root, &rep, &sb, err, sizeof err);
-    if (!ran && root && !interp_error_is_out_of_range(err)) {
+    if (!ran && root && !kcheck_bad_access(kc)) {
         if (*completion_ok < 0) { /* not tried yet: the completion of (n, 0) must be right */
             const UOp *first = pipeline_rewrite_point(kp, n, 0, err, sizeof err);
             const UOp *done = first ? pipeline_complete_stage(kp, n, first, err, sizeof err) : NULL;
@@ -68,9 +67,9 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
     }
     sb_free(&sb);
     if (!ran) {
-        const char *w = strstr(err, "interp: ");
-        snprintf(why, whylen, "%s", w ? w + 8 : err);
-        return interp_error_is_out_of_range(err) ? 0 : -1;
+        const char *access = root ? kcheck_bad_access(kc) : NULL, *w = strstr(err, "interp: ");
+        snprintf(why, whylen, "%s", access ? access : w ? w + 8 : err);
+        return access ? 0 : -1;
     }
     return rep.ok ? 1 : 0;
 }
@@ -142,10 +141,9 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
         pc->state = pc->rep.ok ? POINT_MATCHES : POINT_DIFFERS;
         pc->text = copy(sb_str(&sb));
         out->checked++;
-    } else if (interp_error_is_out_of_range(why)) { /* it reads or writes outside a buffer: wrong */
-        const char *w = strstr(why, "interp: ");
+    } else if (kcheck_bad_access(kc)) { /* it reads or writes outside a buffer: wrong */
         char text[1100];
-        snprintf(text, sizeof text, "accesses memory outside a buffer: %s", w + 8);
+        snprintf(text, sizeof text, "accesses memory outside a buffer: %s", kcheck_bad_access(kc));
         pc->state = POINT_DIFFERS;
         pc->rep.ok = false;
         pc->text = copy(text);
@@ -176,8 +174,10 @@ static int scan(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress
 /* the first wrong point by binary search between a right point and a wrong
  * one (a point that cannot be checked is stepped over).  The last point
  * that runs is checked first: when it is right, the kernel is, and the
- * other points are not needed (the kernel as scheduled, whose check in the
- * AST interpreter is the slowest, included). */
+ * other points are not needed.  The kernel as scheduled, whose check in the
+ * AST interpreter is the slowest, is checked last and only when no later
+ * point is right: a right point means every point before it is right too,
+ * as a point stays wrong once wrong. */
 static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progress *pr) {
     int hi = STAGE_COUNT, rh;
     while ((rh = check_point(kc, kp, hi, out, pr)) < 0 && hi > 0) {
@@ -187,10 +187,7 @@ static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progre
     if (rh == -2 || rh == -3) return rh;
     if (rh != 0) return -1;  /* the last point that runs is right (or none runs) */
     if (hi == 0) return 0;
-    int r0 = check_point(kc, kp, 0, out, pr);
-    if (r0 == -2 || r0 == -3) return r0;
-    if (r0 == 0) return 0;
-    int lo = 0;              /* right (or the start) */
+    int lo = 0;              /* right; point 0 only assumed so until it is checked below */
     while (hi - lo > 1) {
         if (uopdb_interrupted()) return -3;
         int mid = lo + (hi - lo) / 2, m = mid, r = -1;
@@ -205,7 +202,11 @@ static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progre
         if (r) lo = m;
         else hi = m;
     }
-    return hi;
+    if (lo > 0) return hi;
+    /* no point after the kernel as scheduled is right: is it wrong already? */
+    int r0 = check_point(kc, kp, 0, out, pr);
+    if (r0 == -2 || r0 == -3) return r0;
+    return r0 == 0 ? 0 : hi;
 }
 
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,

@@ -6,6 +6,8 @@
 #include <string.h>
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
+#include "../backend/interp_error.h"
+#include "../sym/bounds.h"
 #include "../backend/linear_interp.h"
 #include "../backend/scalar_eval.h"
 #include "../stages/linearize_point.h"
@@ -19,6 +21,7 @@ struct KernelCheck {
     bool *owned;
     RefTensor ref;  /* of the kernel's output buffer */
     bool have_ref;
+    char access[1024]; /* the access outside a buffer that stopped the last run, "" if none */
 };
 
 void kcheck_free(KernelCheck *kc) {
@@ -112,8 +115,48 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
     return ok;
 }
 
-/* a root linearized (core/stages/linearize_point.h) and run in the linear
- * interpreter: every access checked against its buffer, every core_id in turn */
+/* The work (instructions executed, estimated) from which a linear program
+ * runs compiled rather than interpreted: compiling costs 10-50 ms, the
+ * linear interpreter about 20 ns an instruction, so below this the
+ * interpreter is faster. */
+#define COMPILED_CHECK_WORK (1 << 20)
+
+/* the instructions a linear program executes, at most: its length times the
+ * product of its RANGE ends' upper bounds (loops nested in each other) */
+static double linear_work(const UOp *lin) {
+    double n = lin->nsrc;
+    for (int i = 0; i < lin->nsrc; i++) {
+        int64_t lo, hi;
+        if (uop_op(lin->src[i]) == OP_RANGE && uop_bounds(lin->src[i]->src[0], &lo, &hi) && hi > 1) n *= (double)hi;
+    }
+    return n;
+}
+
+/* A linear program compiled with bounds checks and run on the session's
+ * buffers: 1 ran, 0 failed (msg says why; kc->access when an access fell
+ * outside a buffer), -1 not compiled (a form the renderer does not take,
+ * such as the Invalid index of the points before stage 15, or variables):
+ * the caller interprets it instead. */
+static int run_compiled(KernelCheck *kc, const UOp *lin, char *msg, size_t msglen) {
+    const SchedKernel *k = &kc->s->kernels[kc->ki];
+    KernelCompileOpts opts = {.checked = true};
+    Kernel *kern = kernel_compile_opts(k->name, lin->src, lin->nsrc, &opts, msg, msglen);
+    if (kern && kernel_num_vars(kern) > 0) { /* the runner binds no variables */
+        kernel_free(kern);
+        kern = NULL;
+    }
+    if (!kern) return -1;
+    KernelCheckReport rep;
+    bool ran = program_run_compiled(kc->s, kc->ki, kern, kc->data, &rep, msg, msglen);
+    kernel_free(kern);
+    if (!ran && rep.failed) snprintf(kc->access, sizeof kc->access, "%s", msg);
+    return ran;
+}
+
+/* a root linearized (core/stages/linearize_point.h) and run: every access
+ * checked against its buffer, every core_id in turn; compiled when the
+ * program loops long enough on the cpu target, else in the linear
+ * interpreter */
 static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
     KernelPipeline *kp = kc->kps[kc->ki];
     StageCtx sc = {.c = pipeline_ctx(kp), .err = msg, .errlen = msglen, .target = pipeline_options(kp).target};
@@ -121,7 +164,12 @@ static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msgle
     sc.nopts = pipeline_opts(kp, &opts);
     sc.opts = opts;
     const UOp *lin = stages_linearize_point(&sc, root);
-    return lin && run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
+    if (!lin) return false;
+    if (sc.target == TARGET_CPU && linear_work(lin) >= COMPILED_CHECK_WORK) {
+        int ran = run_compiled(kc, lin, msg, msglen);
+        if (ran >= 0) return ran;
+    }
+    return run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
 }
 
 static bool run_interp(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
@@ -166,13 +214,18 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
         linear = later;
         (void)reduce;
     }
+    kc->access[0] = 0;
     bool ran = linear ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
+    if (!ran && !kc->access[0] && interp_error_is_out_of_range(msg))
+        snprintf(kc->access, sizeof kc->access, "%s", strstr(msg, "interp: ") + 8);
     if (!ran) {
         snprintf(err, errlen, "kernel %d (%s)%s: %s", kc->ki + 1, k->name, label, msg);
         return false;
     }
     return program_compare(out, kc->data[k->bufs[0]], &kc->ref, kc->atol, kc->rtol, rep, sb, err, errlen);
 }
+
+const char *kcheck_bad_access(const KernelCheck *kc) { return kc->access[0] ? kc->access : NULL; }
 
 bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     return check_root(kc, root, "", rep, sb, err, errlen);

@@ -4,11 +4,11 @@
  * before this one write filled with their reference (so the kernel is
  * judged on its own, whatever the kernels before it compute), the
  * reference of its output computed; then each root checked costs one run
- * of the kernel.  The
- * scheduler's forms (points 0-10, REDUCE and all) run in the kernel-AST
- * interpreter; later forms are linearized (core/stages/linearize_point.h)
- * and LINEAR programs run in the linear interpreter, every access
- * bounds-checked.  A form neither can run is an error saying so. */
+ * of the kernel.  The scheduler's forms (points 0-10, REDUCE and all) run
+ * in the kernel-AST interpreter; later forms are linearized (core/stages/linearize_point.h)
+ * and LINEAR programs run in the linear interpreter, or, when they loop
+ * long enough on the cpu target, compiled; every access bounds-checked
+ * either way.  A form none can run is an error saying so. */
 #ifndef UOPDB_KERNEL_CHECK_H
 #define UOPDB_KERNEL_CHECK_H
 #include "program_run.h"
@@ -25,6 +25,13 @@ void kcheck_free(KernelCheck *kc);
  * buffer zeroed first, and compares it with the reference.  False with err
  * when the root cannot be run (the report is then not filled). */
 bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
+
+/* After a kcheck_root or kcheck_point that returned false: the access
+ * outside a buffer that stopped the run ("INDEX %41 reads buffer 1 at 12,
+ * past its 9 elements (r0=1)"), or NULL when it failed for another reason.
+ * A kernel that reads or writes outside its buffers computes something
+ * wrong, so a check can count it as wrong instead of as not checkable. */
+const char *kcheck_bad_access(const KernelCheck *kc);
 
 /* Runs the kernel as the program runs it (compiled through the JIT; the
  * gpu target: in the emulator) on the session's data and compares its

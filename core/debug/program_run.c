@@ -42,6 +42,45 @@ bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, ch
     return true;
 }
 
+bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, KernelCheckReport *rep, char *err,
+                          size_t errlen) {
+    const SchedKernel *k = &s->kernels[i];
+    char msg[1024];
+    memset(rep, 0, sizeof *rep);
+    if (kernel_num_vars(kern) > 0) {
+        snprintf(err, errlen, "variables are not supported by the program runner");
+        return false;
+    }
+    int nb = kernel_num_buffers(kern);
+    void **args = calloc((size_t)nb + 1, sizeof *args);
+    if (!args) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (int a = 0; a < nb && ok; a++) {
+        int64_t g = kernel_buffer_arg(kern, a);
+        if (g < 0 || g >= k->nbufs) {
+            snprintf(err, errlen, "DEFINE_GLOBAL %lld is not one of its %d buffers", (long long)g, k->nbufs);
+            ok = false;
+        } else {
+            args[a] = data[k->bufs[g]];
+        }
+    }
+    if (ok && !(ok = kernel_run_checked(kern, args, NULL, rep, msg, sizeof msg))) {
+        if (rep->failed) {
+            /* name the program buffer the failed access was in */
+            const char *bname = NULL;
+            if (rep->buffer_op == OP_DEFINE_GLOBAL && rep->buffer >= 0 && rep->buffer < k->nbufs)
+                bname = s->bufs[k->bufs[rep->buffer]].name;
+            kernel_check_message(rep, bname, msg, sizeof msg);
+        }
+        snprintf(err, errlen, "%s", msg);
+    }
+    free(args);
+    return ok;
+}
+
 /* Runs kernel i through the JIT (all its core_ids) on data, indexed by
  * program buffer; checked: the kernel compiled with bounds checks. */
 static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, bool checked, char *err,
@@ -57,40 +96,10 @@ static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, voi
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
         return false;
     }
-    if (kernel_num_vars(kern) > 0) {
-        snprintf(err, errlen, "kernel %d (%s): variables are not supported by the program runner", i + 1, k->name);
-        return false;
-    }
-    int nb = kernel_num_buffers(kern);
-    void **args = calloc((size_t)nb + 1, sizeof *args);
-    if (!args) {
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    bool ok = true;
-    for (int a = 0; a < nb && ok; a++) {
-        int64_t g = kernel_buffer_arg(kern, a);
-        if (g < 0 || g >= k->nbufs) {
-            snprintf(err, errlen, "kernel %d (%s): DEFINE_GLOBAL %lld is not one of its %d buffers", i + 1, k->name,
-                     (long long)g, k->nbufs);
-            ok = false;
-        } else {
-            args[a] = data[k->bufs[g]];
-        }
-    }
     KernelCheckReport rep;
-    if (ok && !(ok = kernel_run_checked(kern, args, NULL, &rep, msg, sizeof msg))) {
-        if (rep.failed) {
-            /* name the program buffer the failed access was in */
-            const char *bname = NULL;
-            if (rep.buffer_op == OP_DEFINE_GLOBAL && rep.buffer >= 0 && rep.buffer < k->nbufs)
-                bname = s->bufs[k->bufs[rep.buffer]].name;
-            kernel_check_message(&rep, bname, msg, sizeof msg);
-        }
-        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-    }
-    free(args);
-    return ok;
+    if (program_run_compiled(s, i, kern, data, &rep, msg, sizeof msg)) return true;
+    snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    return false;
 }
 
 /* Runs kernel i of the gpu target in the emulator (the linear interpreter

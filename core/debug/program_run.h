@@ -62,5 +62,12 @@ bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *re
 bool program_bind_inputs(const Schedule *s, void **data, RefBufferFn inputs, void *ud, char *err, size_t errlen);
 bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, char *err, size_t errlen);
 bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen);
+/* Runs kern, compiled from a point of kernel i, on data (all its core_ids).
+ * False with err; when an access of a checked kernel fell outside its
+ * buffer, rep->failed is set and err names the access and the program
+ * buffer ("INDEX %41 reads buffer 1 (input0) at 12, past its 9 elements
+ * (r0=1)"). */
+bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, KernelCheckReport *rep, char *err,
+                          size_t errlen);
 
 #endif

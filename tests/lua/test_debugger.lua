@@ -419,3 +419,34 @@ T.test("a run whose output is wrong names the first kernel that is wrong on its 
   T.eq(rep.first_wrong_kernel, nil)
   T.ok(not tostring(rep):find("first wrong one", 1, true), tostring(rep))
 end)
+
+T.test("bisect checks the kernel as scheduled last, and only when no later point is right", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  k:insert(1, mul_to_add())
+  local seen = {}
+  local stage, culprit, reports = k:bisect{quiet = true, progress = function(what) seen[#seen + 1] = what end}
+  T.eq(stage, 1)
+  T.eq(culprit.rule, "mul_to_add")
+  T.eq(table.concat(seen, ", "), "stage 22, stage 11, stage 5, stage 2, stage 1, stage 0, rewrite 1 of 2 in stage 1")
+  T.ok(reports[1].ok, "point 0 checked right")
+  T.contains(tostring(reports), "  stage 0 is right, stage 1 is wrong")
+end)
+
+T.test("points of a large kernel run compiled with bounds checks: same verdicts, the access named", function()
+  local a, b = Tensor.rand(128, 128), Tensor.rand(128, 128)
+  local k = uop.compile(a:matmul(b)):kernel(1)
+  T.ok(k:check(22, {quiet = true}).ok and k:check(16, {quiet = true}).ok, "right points are right")
+  k:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+  local stage, culprit = k:bisect{quiet = true}
+  T.eq(stage, 15)
+  T.eq(culprit.rule, "mul_to_add32")
+  -- compiled, an access outside a buffer names the program's buffer ("buffer 1 (input0)"); the
+  -- linear interpreter would say "buffer 1 at ..."
+  local access = "reads 4 elements of buffer %d %(input%d%) at %d+, past its 16384 elements"
+  T.ok(culprit.effect:find(access), culprit.effect)
+  k:seek(15, culprit.index)
+  local ok, msg = pcall(k.check, k, nil, {quiet = true})
+  T.ok(not ok and msg:find(access), msg)
+  k:seek(15, culprit.index - 1)
+  T.ok(k:check(nil, {quiet = true}).ok, "right before the culprit")
+end)

@@ -1010,21 +1010,36 @@ static void push_report(lua_State *L, const ValidateReport *rep, int n, const ch
 /* Runs the check of the kernel at point pt; pushes the report table {ok=,
  * mismatches=, stage=, rewrite=, text=} or, when the point cannot be run,
  * returns false with the reason in err. */
-static bool check_point(lua_State *L, LProgram *p, KernelPipeline *kp, int ki, Point pt, double atol, double rtol,
-                        char *err, size_t errlen) {
+/* option `executor` of an options table: "auto" (the default),
+ * "interpreter" or "compiled" */
+static CheckExecutor opt_executor(lua_State *L, int t, const char *what) {
+    if (!lua_istable(L, t)) return CHECK_AUTO;
+    lua_getfield(L, t, "executor");
+    const char *e = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    CheckExecutor how = CHECK_AUTO;
+    if (e && !strcmp(e, "interpreter")) how = CHECK_INTERPRETED;
+    else if (e && !strcmp(e, "compiled")) how = CHECK_COMPILED;
+    else if (!lua_isnil(L, -1) && !(e && !strcmp(e, "auto")))
+        return luaL_error(L, "%s: executor must be \"auto\", \"interpreter\" or \"compiled\", got %s", what,
+                          luop_describe(L, -1));
+    lua_pop(L, 1);
+    return how;
+}
+
+static bool check_point(lua_State *L, LProgram *p, int ki, Point pt, double atol, double rtol,
+                        CheckExecutor how, char *err, size_t errlen) {
     ValidateReport rep;
     StrBuf sb;
     sb_init(&sb);
-    bool ok;
-    if (pt.rewrite < 0) {
-        ok = program_check_kernel(p->s, p->kps, ki, pt.stage, luop_buffer_lookup, L, atol, rtol, &rep, &sb, err, errlen);
-    } else {
-        char label[48];
-        snprintf(label, sizeof label, " at rewrite %d.%ld", pt.stage, pt.rewrite);
-        const UOp *root = pipeline_rewrite_point(kp, pt.stage, (size_t)pt.rewrite, err, errlen);
-        ok = root && program_check_root(p->s, p->kps, ki, root, label, luop_buffer_lookup, L, atol, rtol, &rep, &sb,
-                                        err, errlen);
+    KernelCheck *kc = kcheck_new(p->s, p->kps, ki, luop_buffer_lookup, L, atol, rtol, err, errlen);
+    bool ok = kc != NULL;
+    if (kc) kcheck_set_executor(kc, how);
+    if (ok && pt.rewrite < 0) {
+        ok = kcheck_point(kc, pt.stage, &rep, &sb, err, errlen);
+    } else if (ok) {
+        ok = kcheck_rewrite_point(kc, pt.stage, (size_t)pt.rewrite, &rep, &sb, err, errlen);
     }
+    kcheck_free(kc);
     if (ok) {
         push_report(L, &rep, pt.stage, sb_str(&sb));
         if (pt.rewrite >= 0) {
@@ -1036,7 +1051,7 @@ static bool check_point(lua_State *L, LProgram *p, KernelPipeline *kp, int ki, P
     return ok;
 }
 
-/* k:check([n [, {atol=, rtol=, quiet=}]]): runs the kernel at stage n
+/* k:check([n [, {atol=, rtol=, quiet=, executor=}]]): runs the kernel at stage n
  * (default: the current point, a rewrite point included) on the program's
  * data and compares its output with the reference; returns the report */
 static int k_check(lua_State *L) {
@@ -1044,10 +1059,11 @@ static int k_check(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, &p);
     Point pt = point_arg(L, 2, kp);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
-    check_option_keys(L, 3, "check", (const char *[]){"atol", "rtol", "quiet", NULL});
+    check_option_keys(L, 3, "check", (const char *[]){"atol", "rtol", "quiet", "executor", NULL});
     double atol = opt_number(L, 3, "atol", 1e-5), rtol = opt_number(L, 3, "rtol", 1e-4);
+    CheckExecutor how = opt_executor(L, 3, "check");
     char err[1024];
-    if (!check_point(L, p, kp, kernel_index(L, 1), pt, atol, rtol, err, sizeof err))
+    if (!check_point(L, p, kernel_index(L, 1), pt, atol, rtol, how, err, sizeof err))
         return error_with_node(L, "check", err);
     /* it prints as "r_3_3_3 at stage 4 (initial symbolic): output0 ..." */
     lua_getfield(L, -1, "text");
@@ -1201,7 +1217,8 @@ static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-    check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", "progress", NULL});
+    check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", "progress", "executor", NULL});
+    CheckExecutor how = opt_executor(L, 2, "bisect");
     BisectShow show = {L, 0, pipeline_name(kp), monotonic_s(), false, false};
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "progress");
@@ -1214,7 +1231,7 @@ static int k_bisect(lua_State *L) {
     BisectResult r;
     char err[1024];
     bool ok = dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"),
-                         show.fn || on_terminal ? &progress : NULL, &r, err, sizeof err);
+                         how, show.fn || on_terminal ? &progress : NULL, &r, err, sizeof err);
     if (show.shown) {
         fputs("\r\033[K", stderr);
         fflush(stderr);

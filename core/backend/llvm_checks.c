@@ -221,7 +221,9 @@ void lr_close_loop(Render *r) {
 
 /* the DEFINE_GLOBAL/REG/LOCAL a pointer comes from */
 static const UOp *pointer_base(const UOp *p) {
-    while (p && (uop_op(p) == OP_AFTER || uop_op(p) == OP_CAST || uop_op(p) == OP_NOOP || uop_op(p) == OP_BITCAST) &&
+    /* a vector of pointers holds one pointer in every lane (render_pointer_vector) */
+    while (p && (uop_op(p) == OP_AFTER || uop_op(p) == OP_CAST || uop_op(p) == OP_NOOP || uop_op(p) == OP_BITCAST ||
+                 uop_op(p) == OP_VECTORIZE) &&
            p->nsrc >= 1)
         p = p->src[0];
     Op op = p ? uop_op(p) : OP_NOOP;
@@ -259,9 +261,9 @@ static LLVMValueRef to_i64(Render *r, LLVMValueRef v, bool uns) {
     return uns ? LLVMBuildZExt(r->b, v, i64, "") : LLVMBuildSExt(r->b, v, i64, "");
 }
 
-void lr_check_access(Render *r, const UOp *mem, const DType *vd) {
+void lr_check_access(Render *r, const UOp *mem, const DType *vd, int lane) {
     if (!r->checked || r->failed) return;
-    const UOp *ix = lr_address_index(mem->src[0]);
+    const UOp *ix = uop_op(mem) == OP_INDEX ? mem : lr_address_index(mem->src[0]); /* a value INDEX loads itself */
     if (!ix || ix->nsrc < 1) return;
     const DType *pd = ix->src[0]->dtype;
     if (!dt_is_ptr(pd) || pd->size < 0) return;   /* a pointer without a size cannot be checked */
@@ -289,7 +291,9 @@ void lr_check_access(Render *r, const UOp *mem, const DType *vd) {
 
     LLVMTypeRef i1 = LLVMInt1TypeInContext(r->ctx), i32 = LLVMInt32TypeInContext(r->ctx),
                 i64 = LLVMInt64TypeInContext(r->ctx);
-    LLVMValueRef off = e->offset ? to_i64(r, e->offset, dt_is_unsigned(ix->src[1]->dtype)) : LLVMConstNull(i64);
+    LLVMValueRef off = e->offset;
+    if (off && lane >= 0) off = LLVMBuildExtractElement(r->b, off, LLVMConstInt(i32, (unsigned)lane, 0), "");
+    off = off ? to_i64(r, off, dt_is_unsigned(ix->src[1]->dtype)) : LLVMConstNull(i64);
     int64_t last = pd->size - site.width;   /* the last offset at which the access fits */
     /* unsigned: a negative offset is huge and fails too */
     LLVMValueRef ok = last < 0 ? LLVMConstInt(i1, 0, 0)

@@ -103,6 +103,7 @@ static bool is_fp8(const DType *d) { return d->sk == SK_FP8E4M3 || d->sk == SK_F
 
 /* LLVM type of a value of dtype d: pointers are opaque, vectors are <n x T>. */
 static LLVMTypeRef value_type(Render *r, const DType *d) {
+    if (dt_is_ptr(d) && d->v > 1) return LLVMVectorType(LLVMPointerTypeInContext(r->ctx, 0), (unsigned)d->v);
     if (dt_is_ptr(d)) return LLVMPointerTypeInContext(r->ctx, 0);
     LLVMTypeRef s = scalar_type(r, d->sk);
     if (!s) return NULL;
@@ -461,9 +462,29 @@ static LLVMValueRef render_gep(Render *r, const UOp *u, const char *nm) {
     return LLVMBuildShuffleVector(r->b, a, LLVMGetPoison(LLVMTypeOf(a)), LLVMConstVector(mask, arg->n), nm);
 }
 
+/* A vector of pointers: one buffer's pointer in every lane (the expander's
+ * form before stage 14 devectorizes it), indexed lane by lane by INDEX and
+ * loaded or stored lane by lane. */
+static LLVMValueRef render_pointer_vector(Render *r, const UOp *u, const char *nm) {
+    if (u->dtype->v != u->nsrc) {
+        lr_fail(r, u, "a VECTORIZE of %d pointers needs a vector count of %d", u->nsrc, u->nsrc);
+        return NULL;
+    }
+    for (int i = 1; i < u->nsrc; i++)
+        if (u->src[i] != u->src[0]) { lr_fail(r, u, "vectors of different pointers are not supported"); return NULL; }
+    if (u->src[0]->dtype != u->dtype->ptr_scalar) { lr_fail(r, u, "its sources are not pointers of its type"); return NULL; }
+    LLVMValueRef p = src_val(r, u, 0);
+    if (!p) return NULL;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
+    LLVMValueRef v = LLVMGetPoison(value_type(r, u->dtype));
+    for (int i = 0; i < u->nsrc; i++)
+        v = LLVMBuildInsertElement(r->b, v, p, LLVMConstInt(i32, (unsigned)i, 0), i + 1 == u->nsrc ? nm : "");
+    return v;
+}
+
 static LLVMValueRef render_vectorize(Render *r, const UOp *u, const char *nm) {
     LLVMTypeRef t = value_type(r, u->dtype);
-    if (dt_is_ptr(u->dtype)) { lr_fail(r, u, "vectors of pointers are not supported"); return NULL; }
+    if (dt_is_ptr(u->dtype)) return render_pointer_vector(r, u, nm);
     if (u->nsrc == 0 || dt_vcount(u->dtype) != u->nsrc) {
         lr_fail(r, u, "a VECTORIZE of %d sources needs a vector count of %d", u->nsrc, u->nsrc);
         return NULL;
@@ -487,18 +508,32 @@ static unsigned scalar_align(const DType *d) {
     return s > 0 ? (unsigned)s : 1;
 }
 
+static LLVMValueRef load_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, const char *nm);
+
 static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const char *nm) {
     const DType *pd = u->src[0]->dtype;
     if (!dt_is_ptr(pd)) { lr_fail(r, u, "source 0 must be a pointer (DEFINE_GLOBAL, DEFINE_REG, DEFINE_LOCAL)"); return NULL; }
-    if (pd->v != 1) { lr_fail(r, u, "vectors of pointers are not supported"); return NULL; }
     LLVMValueRef base = src_val(r, u, 0);
     if (!base) return NULL;
     if (u->nsrc == 1) return base;
+    /* a value INDEX (the scheduler's form, before stage 13 adds the LOADs)
+     * loads what it addresses: taken ungated */
+    bool value = !dt_is_ptr(u->dtype);
+    if (value && (u->nsrc > 2 || (pd->v == 1 ? u->dtype != pd->base
+                                             : u->dtype->scalar != pd->base->scalar || pd->base->count != 1 ||
+                                                   u->dtype->count != pd->v))) {
+        lr_fail(r, u, "a value INDEX loads what its pointer points to (a lane each, for a vector of pointers), ungated");
+        return NULL;
+    }
+    if (!value && pd->v > 1 && (u->nsrc > 2 || u->dtype != pd)) {
+        lr_fail(r, u, "a vector of pointers is indexed without a gate, into a vector of pointers");
+        return NULL;
+    }
     const DType *id = u->src[1]->dtype;
-    if (!dt_is_int(id) || id->count != 1 || dt_is_ptr(id)) {
+    if (!dt_is_int(id) || id->count != pd->v || dt_is_ptr(id)) {
         char b[64];
         dt_str(id, b, sizeof b);
-        lr_fail(r, u, "the index (source 1) must be a scalar integer, got %s", b);
+        lr_fail(r, u, "the index (source 1) must be %s integer, got %s", pd->v > 1 ? "a vector of one" : "a scalar", b);
         return NULL;
     }
     LLVMValueRef idx = src_val(r, u, 1);
@@ -510,7 +545,14 @@ static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const 
     LLVMTypeRef et = value_type(r, pd->base);
     if (!et || pd->base->sk == SK_VOID) { lr_fail(r, u, "cannot index a pointer to void"); return NULL; }
     self->offset = idx;
-    return LLVMBuildGEP2(r->b, et, base, &idx, 1, nm);
+    LLVMValueRef addr = LLVMBuildGEP2(r->b, et, base, &idx, 1, value ? "" : nm);
+    if (!value) return addr;
+    self->addr = addr;
+    if (pd->v > 1) return load_lanes(r, u, pd, addr, nm);
+    lr_check_access(r, u, u->dtype, -1);
+    LLVMValueRef v = LLVMBuildLoad2(r->b, et, addr, nm);
+    LLVMSetAlignment(v, scalar_align(u->dtype));
+    return v;
 }
 
 LLVMBasicBlockRef lr_new_block(Render *r, const char *what, const UOp *u) {
@@ -519,15 +561,59 @@ LLVMBasicBlockRef lr_new_block(Render *r, const char *what, const UOp *u) {
     return LLVMAppendBasicBlockInContext(r->ctx, r->fn, nm);
 }
 
+/* The lanes of p, a vector of pointers of dtype pd, for mem (a LOAD,
+ * STORE or value INDEX) to access values vd through: each lane checked (a
+ * checked kernel), then accessed alone. */
+static bool pointer_lanes(Render *r, const UOp *mem, const DType *pd, const DType *vd, LLVMValueRef p,
+                          LLVMValueRef *lanes) {
+    if (pd->v > 256) { lr_fail(r, mem, "more than 256 pointers in a vector"); return false; }
+    if (vd->count != pd->v || vd->scalar != pd->base->scalar || pd->base->count != 1 ||
+        (uop_op(mem) != OP_INDEX && gate_of(r, mem->src[0]))) {
+        lr_fail(r, mem, "a vector of %d pointers to %s accesses one scalar a lane, ungated", pd->v,
+                sk_name(pd->base->sk));
+        return false;
+    }
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
+    for (int l = 0; l < pd->v; l++) {
+        lr_check_access(r, mem, vd->scalar, l);
+        lanes[l] = LLVMBuildExtractElement(r->b, p, LLVMConstInt(i32, (unsigned)l, 0), "");
+    }
+    return true;
+}
+
+static LLVMValueRef load_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, const char *nm) {
+    LLVMValueRef lanes[256];
+    if (!pointer_lanes(r, u, pd, u->dtype, p, lanes)) return NULL;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx), st = value_type(r, u->dtype->scalar);
+    LLVMValueRef v = LLVMGetPoison(value_type(r, u->dtype));
+    for (int l = 0; l < u->dtype->count; l++) {
+        LLVMValueRef x = LLVMBuildLoad2(r->b, st, lanes[l], "");
+        LLVMSetAlignment(x, scalar_align(u->dtype));
+        v = LLVMBuildInsertElement(r->b, v, x, LLVMConstInt(i32, (unsigned)l, 0), l + 1 == u->dtype->count ? nm : "");
+    }
+    return v;
+}
+
+static void store_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, LLVMValueRef v) {
+    LLVMValueRef lanes[256];
+    if (!pointer_lanes(r, u, pd, u->src[1]->dtype, p, lanes)) return;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
+    for (int l = 0; l < u->src[1]->dtype->count; l++) {
+        LLVMValueRef x = LLVMBuildExtractElement(r->b, v, LLVMConstInt(i32, (unsigned)l, 0), "");
+        LLVMSetAlignment(LLVMBuildStore(r->b, x, lanes[l]), scalar_align(u->src[1]->dtype));
+    }
+}
+
 static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
     if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return NULL; }
     if (dt_is_ptr(u->dtype) || u->dtype->sk == SK_VOID) { lr_fail(r, u, "needs a value dtype"); return NULL; }
     LLVMValueRef p = src_val(r, u, 0);
     if (!p) return NULL;
+    if (u->src[0]->dtype->v > 1) return load_lanes(r, u, u->src[0]->dtype, p, nm);
     LLVMTypeRef t = value_type(r, u->dtype);
     LLVMValueRef gate = gate_of(r, u->src[0]);
     if (!gate) {
-        lr_check_access(r, u, u->dtype);
+        lr_check_access(r, u, u->dtype, -1);
         LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, nm);
         LLVMSetAlignment(v, scalar_align(u->dtype));
         return v;
@@ -542,7 +628,7 @@ static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
     LLVMBasicBlockRef yes = lr_new_block(r, "load_gated", u), done = lr_new_block(r, "load_done", u);
     LLVMBuildCondBr(r->b, gate, yes, done);
     LLVMPositionBuilderAtEnd(r->b, yes);
-    lr_check_access(r, u, u->dtype);
+    lr_check_access(r, u, u->dtype, -1);
     LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, "");
     LLVMSetAlignment(v, scalar_align(u->dtype));
     yes = LLVMGetInsertBlock(r->b);   /* the check may have moved it */
@@ -556,10 +642,18 @@ static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
 }
 
 static void render_store(Render *r, const UOp *u) {
-    if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return; }
+    /* through a value INDEX (before stage 13): to the address it loaded from */
+    const ValEntry *vx = uop_op(u->src[0]) == OP_INDEX ? lr_map_find(&r->vals, u->src[0]) : NULL;
+    LLVMValueRef through = vx ? vx->addr : NULL;
+    if (!dt_is_ptr(u->src[0]->dtype) && !through) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return; }
     if (dt_is_ptr(u->src[1]->dtype) || u->src[1]->dtype->sk == SK_VOID) { lr_fail(r, u, "source 1 must be a value"); return; }
-    LLVMValueRef p = src_val(r, u, 0), v = p ? src_val(r, u, 1) : NULL;
+    LLVMValueRef p = through ? through : src_val(r, u, 0), v = p ? src_val(r, u, 1) : NULL;
     if (!v) return;
+    const DType *pd = through ? u->src[0]->src[0]->dtype : u->src[0]->dtype;
+    if (pd->v > 1) {
+        store_lanes(r, u, pd, p, v);
+        return;
+    }
     LLVMValueRef gate = gate_of(r, u->src[0]);
     LLVMBasicBlockRef done = NULL;
     if (gate) {
@@ -568,7 +662,7 @@ static void render_store(Render *r, const UOp *u) {
         LLVMBuildCondBr(r->b, gate, yes, done);
         LLVMPositionBuilderAtEnd(r->b, yes);
     }
-    lr_check_access(r, u, u->src[1]->dtype);
+    lr_check_access(r, u, u->src[1]->dtype, -1);
     LLVMValueRef st = LLVMBuildStore(r->b, v, p);
     LLVMSetAlignment(st, scalar_align(u->src[1]->dtype));
     if (gate) {

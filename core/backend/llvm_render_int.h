@@ -14,6 +14,7 @@ typedef struct ValEntry {
     LLVMValueRef val;    /* NULL for nodes without a value (STORE, END, ...) */
     LLVMValueRef gate;   /* INDEX with a gate: the i1 gate */
     LLVMValueRef offset; /* INDEX with an index: the element offset (its source 1) */
+    LLVMValueRef addr;   /* a value INDEX: the address it loads from, where a STORE through it writes */
 } ValEntry;
 
 typedef struct ValMap {
@@ -85,9 +86,10 @@ bool lr_scan_loops(Render *r, const UOp *const *lst, size_t n);
  * a plain counted loop that LLVM can vectorise. */
 LLVMValueRef lr_open_loop(Render *r, const UOp *u, LLVMValueRef end, const char *nm);
 void lr_close_loop(Render *r);
-/* Checked kernels: before LOAD/STORE mem of value dtype vd (already inside
+/* Checked kernels: before LOAD/STORE (or value INDEX) mem of value dtype vd (already inside
  * its gate), a check that the access lies within its buffer; outside, the
- * kernel fills the report and returns. */
-void lr_check_access(Render *r, const UOp *mem, const DType *vd);
+ * kernel fills the report and returns.  lane >= 0: the access through that
+ * lane of a vector of pointers (its offset is that lane of the index). */
+void lr_check_access(Render *r, const UOp *mem, const DType *vd, int lane);
 
 #endif

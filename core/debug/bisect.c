@@ -210,13 +210,15 @@ static int search(KernelCheck *kc, KernelPipeline *kp, BisectResult *out, Progre
 }
 
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, bool all, const BisectProgress *progress, BisectResult *out, char *err, size_t errlen) {
+                double rtol, bool all, CheckExecutor how, const BisectProgress *progress, BisectResult *out, char *err,
+                size_t errlen) {
     Progress pr = {progress, 0, false};
     memset(out, 0, sizeof *out);
     out->first_bad = -1;
     for (int n = 0; n <= STAGE_COUNT; n++) out->points[n].state = POINT_SKIPPED;
     KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
     if (!kc) return false;
+    kcheck_set_executor(kc, how);
     int bad = all ? scan(kc, kps[ki], out, &pr) : search(kc, kps[ki], out, &pr);
     if (bad == -2 || bad == -3) {
         kcheck_free(kc);

@@ -62,11 +62,13 @@ typedef struct BisectProgress {
     void *ud;
 } BisectProgress;
 
-/* Bisects kernel ki; false only when out of memory, interrupted (Ctrl-C or
- * the progress function said stop) or the inputs cannot be made (err says
- * why).  progress may be NULL.  Free with bisect_result_free. */
+/* Bisects kernel ki, its linear points run as `how` says (kernel_check.h);
+ * false only when out of memory, interrupted (Ctrl-C or the progress
+ * function said stop) or the inputs cannot be made (err says why).
+ * progress may be NULL.  Free with bisect_result_free. */
 bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud, double atol,
-                double rtol, bool all, const BisectProgress *progress, BisectResult *out, char *err, size_t errlen);
+                double rtol, bool all, CheckExecutor how, const BisectProgress *progress, BisectResult *out, char *err,
+                size_t errlen);
 void bisect_result_free(BisectResult *r);
 
 /* The verdict, the culprit (with its nodes as the caller renders them,

@@ -22,7 +22,10 @@ struct KernelCheck {
     RefTensor ref;  /* of the kernel's output buffer */
     bool have_ref;
     char access[1024]; /* the access outside a buffer that stopped the last run, "" if none */
+    CheckExecutor how;
 };
+
+void kcheck_set_executor(KernelCheck *kc, CheckExecutor how) { kc->how = how; }
 
 void kcheck_free(KernelCheck *kc) {
     if (!kc) return;
@@ -144,6 +147,7 @@ static int run_compiled(KernelCheck *kc, const UOp *lin, char *msg, size_t msgle
     if (kern && kernel_num_vars(kern) > 0) { /* the runner binds no variables */
         kernel_free(kern);
         kern = NULL;
+        snprintf(msg, msglen, "it has variables, which a check does not bind");
     }
     if (!kern) return -1;
     KernelCheckReport rep;
@@ -165,9 +169,18 @@ static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msgle
     sc.opts = opts;
     const UOp *lin = stages_linearize_point(&sc, root);
     if (!lin) return false;
-    if (sc.target == TARGET_CPU && linear_work(lin) >= COMPILED_CHECK_WORK) {
-        int ran = run_compiled(kc, lin, msg, msglen);
-        if (ran >= 0) return ran;
+    if (kc->how == CHECK_COMPILED && sc.target != TARGET_CPU) {
+        snprintf(msg, msglen, "the gpu target's points run in the GPU emulator, not compiled");
+        return false;
+    }
+    if (kc->how == CHECK_COMPILED ||
+        (kc->how == CHECK_AUTO && sc.target == TARGET_CPU && linear_work(lin) >= COMPILED_CHECK_WORK)) {
+        char why[900];
+        int ran = run_compiled(kc, lin, why, sizeof why);
+        if (ran >= 0 || kc->how == CHECK_COMPILED) {
+            snprintf(msg, msglen, "%s%s", ran < 0 ? "cannot be compiled: " : "", why);
+            return ran > 0;
+        }
     }
     return run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
 }
@@ -214,6 +227,11 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
         linear = later;
         (void)reduce;
     }
+    if (!linear && kc->how == CHECK_COMPILED) {
+        snprintf(err, errlen, "kernel %d (%s)%s: cannot be compiled: the scheduler's scalar forms run only in the "
+                 "kernel-AST interpreter", kc->ki + 1, k->name, label);
+        return false;
+    }
     kc->access[0] = 0;
     bool ran = linear ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
     if (!ran && !kc->access[0] && interp_error_is_out_of_range(msg))
@@ -255,12 +273,10 @@ bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki,
     return ok;
 }
 
-bool program_check_root(const Schedule *s, KernelPipeline *const *kps, int ki, const UOp *root, const char *label,
-                        RefBufferFn inputs, void *ud, double atol, double rtol, ValidateReport *rep, StrBuf *sb,
-                        char *err, size_t errlen) {
-    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
-    if (!kc) return false;
-    bool ok = check_root(kc, root, label ? label : "", rep, sb, err, errlen);
-    kcheck_free(kc);
-    return ok;
+bool kcheck_rewrite_point(KernelCheck *kc, int n, size_t r, ValidateReport *rep, StrBuf *sb, char *err,
+                          size_t errlen) {
+    const UOp *root = pipeline_rewrite_point(kc->kps[kc->ki], n, r, err, errlen);
+    char label[48];
+    snprintf(label, sizeof label, " at rewrite %d.%zu", n, r);
+    return root && check_root(kc, root, label, rep, sb, err, errlen);
 }

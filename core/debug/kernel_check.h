@@ -15,11 +15,20 @@
 
 typedef struct KernelCheck KernelCheck;
 
+/* What runs a linear program (the points from stage 9's vectors on). */
+typedef enum CheckExecutor {
+    CHECK_AUTO,        /* compiled when that is faster (a long program on the cpu target), else interpreted */
+    CHECK_INTERPRETED, /* the linear interpreter */
+    CHECK_COMPILED,    /* compiled with bounds checks; an error when the point cannot be */
+} CheckExecutor;
+
 /* NULL + err when the inputs cannot be made (a missing input, a reference
  * that cannot be computed, out of memory). */
 KernelCheck *kcheck_new(const Schedule *s, KernelPipeline *const *kps, int ki, RefBufferFn inputs, void *ud,
                         double atol, double rtol, char *err, size_t errlen);
 void kcheck_free(KernelCheck *kc);
+/* CHECK_AUTO until set */
+void kcheck_set_executor(KernelCheck *kc, CheckExecutor how);
 
 /* Runs root (a point of kernel ki) on the session's data, its output
  * buffer zeroed first, and compares it with the reference.  False with err
@@ -38,6 +47,10 @@ const char *kcheck_bad_access(const KernelCheck *kc);
  * output with the reference.  False with err when it cannot run. */
 bool kcheck_compiled(KernelCheck *kc, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
+/* kcheck_root at rewrite point (n, r): right after rewrite r of stage n */
+bool kcheck_rewrite_point(KernelCheck *kc, int n, size_t r, ValidateReport *rep, StrBuf *sb, char *err,
+                          size_t errlen);
+
 /* kcheck_root at point n (0..22) of kernel ki's pipeline */
 bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
@@ -45,10 +58,5 @@ bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char 
 bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
                           double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
-/* One check of kernel ki on a root of its pipeline (a rewrite point);
- * label says where it is for messages (" at rewrite 15.3"). */
-bool program_check_root(const Schedule *s, KernelPipeline *const *kps, int ki, const UOp *root, const char *label,
-                        RefBufferFn inputs, void *ud, double atol, double rtol, ValidateReport *rep, StrBuf *sb,
-                        char *err, size_t errlen);
 
 #endif

@@ -450,3 +450,56 @@ T.test("points of a large kernel run compiled with bounds checks: same verdicts,
   k:seek(15, culprit.index - 1)
   T.ok(k:check(nil, {quiet = true}).ok, "right before the culprit")
 end)
+
+-- every point of a kernel checked both ways: the interpreter's verdict and the compiled one's
+local function both_ways(k, n)
+  local iok, i = pcall(k.check, k, n, {quiet = true, executor = "interpreter"})
+  local cok, c = pcall(k.check, k, n, {quiet = true, executor = "compiled"})
+  return iok, i, cok, c
+end
+
+T.test("a point checked compiled gives the interpreter's verdict, for every point of several kernels", function()
+  local a, b = Tensor.rand(32, 48), Tensor.rand(48, 40)
+  local x, w = Tensor.rand(2, 3, 10, 10), Tensor.rand(4, 3, 3, 3)
+  local s = Tensor.rand(16, 64)
+  local programs = {uop.compile(a:matmul(b)), uop.compile(x:conv2d(w, {padding = 1})), uop.compile(s:softmax()),
+                    uop.compile((s:exp() + 1):sum(1)), uop.compile(a:matmul(b), {rules = {[15] = mul_to_add_int32()}})}
+  local compared, wrong = 0, 0
+  for _, p in ipairs(programs) do
+    for ki = 1, #p:names() do
+      local k = p:kernel(ki)
+      for n = 0, 22 do
+        local iok, i, cok, c = both_ways(k, n)
+        if cok then
+          compared = compared + 1
+          T.ok(iok, "the interpreter runs what compiles: " .. tostring(i))
+          T.eq(c.ok, i.ok, k:name() .. " at " .. n)
+          T.eq(c.mismatches, i.mismatches, k:name() .. " at " .. n)
+          if not c.ok then wrong = wrong + 1 end
+        elseif iok then
+          -- the scheduler's scalar forms, or a form the renderer does not take (the Invalid index)
+          T.ok(c:find("cannot be compiled: ", 1, true), c)
+        else
+          -- both stop at the same access outside a buffer
+          T.ok(i:find("past its", 1, true) and c:find("past its", 1, true), i .. "\n" .. c)
+        end
+      end
+    end
+  end
+  T.ok(compared >= 70, "points compared: " .. compared)
+  T.ok(wrong >= 3, "wrong points compared: " .. wrong)
+  T.raises('check: executor must be "auto", "interpreter" or "compiled", got jit', function()
+    uop.compile(a:matmul(b)):kernel(1):check(22, {executor = "jit"})
+  end)
+  T.raises('bisect: executor must be', function() uop.compile(a:matmul(b)):kernel(1):bisect{executor = 1} end)
+end)
+
+T.test("bisect names the same culprit with each executor", function()
+  for _, how in ipairs{"interpreter", "compiled", "auto"} do
+    local k = uop.compile(Tensor.rand(64, 64):matmul(Tensor.rand(64, 64))):kernel(1)
+    k:insert(15, mul_to_add_int32())
+    local stage, culprit = k:bisect{quiet = true, executor = how}
+    T.eq(stage, 15, how)
+    T.eq(culprit.rule, "mul_to_add32", how)
+  end
+end)

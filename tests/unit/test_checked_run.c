@@ -5,7 +5,9 @@
  * with a report naming the INDEX, the buffer, the offset, the size and the
  * loop counters; a false gate is not checked; on a kernel split over cores
  * the lowest failing core_id is reported; the pipeline caches the checked
- * kernel next to the plain one.  Kernels with a bad access are only ever
+ * kernel next to the plain one; vectors of pointers and value INDEXes
+ * (the forms before stage 14) load and store a lane at a time, each lane
+ * checked.  Kernels with a bad access are only ever
  * run checked here. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -282,6 +284,70 @@ static void run_matmul(Kernel *k, float *out, char *err, size_t errlen, bool exp
     assert_int_equal(kernel_run(k, bufs, NULL, err, errlen), expect_ok);
 }
 
+/* ---- vectors of pointers and value INDEXes (the forms before stage 14) ---- */
+
+/* out[0..4) = in[lanes] through a vector of 4 pointers; value: the INDEX
+ * of in loads itself and the STORE goes through a value INDEX of out */
+static void build_gather(Prog *p, const int64_t lanes[4], bool value) {
+    const UOp *out = glob(p, 0, SK_FLOAT32, 4), *in = glob(p, 1, SK_FLOAT32, 8);
+    const UOp *vin_s[4] = {in, in, in, in}, *vout_s[4] = {out, out, out, out}, *ix[4], *ox[4];
+    for (int l = 0; l < 4; l++) ix[l] = cint(p, SK_INT32, lanes[l]), ox[l] = cint(p, SK_INT32, l);
+    const DType *i4 = dt_vec(DT_INT32, 4), *f4 = dt_vec(DT_FLOAT32, 4);
+    const UOp *pin = P(p, uop_new(p->c, OP_VECTORIZE, dt_ptr_vec(in->dtype, 4), vin_s, 4, NULL));
+    const UOp *pout = P(p, uop_new(p->c, OP_VECTORIZE, dt_ptr_vec(out->dtype, 4), vout_s, 4, NULL));
+    const UOp *iv = P(p, uop_new(p->c, OP_VECTORIZE, i4, ix, 4, NULL)), *ov = P(p, uop_new(p->c, OP_VECTORIZE, i4, ox, 4, NULL));
+    const UOp *a[2] = {pin, iv}, *b[2] = {pout, ov};
+    const UOp *src = P(p, uop_new(p->c, OP_INDEX, value ? f4 : pin->dtype, a, 2, NULL));
+    const UOp *dst = P(p, uop_new(p->c, OP_INDEX, value ? f4 : pout->dtype, b, 2, NULL));
+    const UOp *v = value ? src : P(p, uop_new(p->c, OP_LOAD, f4, &src, 1, NULL));
+    sink(p, st(p, dst, v));
+}
+
+static void test_pointer_vectors(void **state) {
+    (void)state;
+    static const int64_t lanes[4] = {7, 5, 3, 1};
+    float in[8] = {10, 11, 12, 13, 14, 15, 16, 17}, want[4] = {17, 15, 13, 11};
+    for (int value = 0; value < 2; value++)
+        for (int checked = 0; checked < 2; checked++) {
+            Prog p = {.c = uctx_new()};
+            build_gather(&p, lanes, value);
+            Kernel *k = compile_prog(&p, "gather", checked);
+            float out[4] = {0};
+            void *bufs[2] = {out, in};
+            char err[512];
+            KernelCheckReport rep;
+            if (!kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err)) fail_msg("%s", err);
+            assert_memory_equal(out, want, sizeof out);
+            kernel_free(k);
+            uctx_free(p.c);
+        }
+}
+
+static void test_pointer_vector_lane_outside(void **state) {
+    (void)state;
+    static const int64_t lanes[4] = {7, 5, 9, 1};   /* lane 2 is past in's 8 elements */
+    for (int value = 0; value < 2; value++) {
+        Prog p = {.c = uctx_new()};
+        build_gather(&p, lanes, value);
+        Kernel *k = compile_prog(&p, "gather", true);
+        float out[4] = {0}, in[8] = {0};
+        void *bufs[2] = {out, in};
+        char err[512];
+        KernelCheckReport rep;
+        assert_false(kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err));
+        assert_true(rep.failed);
+        assert_false(rep.store);
+        assert_int_equal(rep.buffer, 1);
+        assert_int_equal(rep.index, 9);
+        assert_int_equal(rep.width, 1);
+        assert_int_equal(rep.size, 8);
+        float zero[4] = {0};
+        assert_memory_equal(out, zero, sizeof out);   /* stopped before the store */
+        kernel_free(k);
+        uctx_free(p.c);
+    }
+}
+
 static void test_pipeline_checked(void **state) {
     (void)state;
     KernelPipeline *kp = pipeline_new(c, "r_3_3_3", ast);
@@ -347,6 +413,8 @@ int main(void) {
         cmocka_unit_test(test_register_and_vector),
         cmocka_unit_test(test_cores),
         cmocka_unit_test(test_pipeline_checked),
+        cmocka_unit_test(test_pointer_vectors),
+        cmocka_unit_test(test_pointer_vector_lane_outside),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

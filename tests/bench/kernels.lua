@@ -237,6 +237,16 @@ t = best(1, function() first = k256:bisect{quiet = true} end)
 row("k:bisect(): matmul 256x256", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
 t = best(1, function() k256:check(0, {quiet = true}) end)
 row("k:check(0): matmul 256, kernel-AST interpreter", 256 ^ 3 / (t * 1e3), "M MAC/s", string.format("%.0f ms", t))
+-- a point past the scheduler's forms, run both ways: the baseline is the linear interpreter
+local t_interp = best(1, function() k256:check(13, {quiet = true, executor = "interpreter"}) end)
+row("k:check(13): matmul 256, linear interpreter", t_interp, "ms", "baseline")
+t = best(1, function() k256:check(13, {quiet = true, executor = "compiled"}) end)
+row("k:check(13): matmul 256, compiled with checks", t, "ms", string.format("%.1fx the interpreter's speed", t_interp / t))
+local kp512 = uop.compile(a512:matmul(b512)):kernel(1)
+kp512:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+t = best(1, function() first, culprit = kp512:bisect{quiet = true} end)
+row("k:bisect(): matmul 512x512, a wrong rule planted", t, "ms",
+    culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 
 -- the gpu target, run in the GPU emulator (the linear interpreter with
 -- workgroups, work items and barriers; every access checked): moderate

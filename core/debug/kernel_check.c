@@ -118,22 +118,10 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
     return ok;
 }
 
-/* The work (instructions executed, estimated) from which a linear program
- * runs compiled rather than interpreted: compiling costs 10-50 ms, the
- * linear interpreter about 20 ns an instruction, so below this the
- * interpreter is faster. */
+/* The work (nodes evaluated, estimated) from which a point runs compiled
+ * rather than interpreted: compiling costs 10-50 ms, the interpreters
+ * 20-80 ns a node, so below this they are faster. */
 #define COMPILED_CHECK_WORK (1 << 20)
-
-/* the instructions a linear program executes, at most: its length times the
- * product of its RANGE ends' upper bounds (loops nested in each other) */
-static double linear_work(const UOp *lin) {
-    double n = lin->nsrc;
-    for (int i = 0; i < lin->nsrc; i++) {
-        int64_t lo, hi;
-        if (uop_op(lin->src[i]) == OP_RANGE && uop_bounds(lin->src[i]->src[0], &lo, &hi) && hi > 1) n *= (double)hi;
-    }
-    return n;
-}
 
 /* A linear program compiled with bounds checks and run on the session's
  * buffers: 1 ran, 0 failed (msg says why; kc->access when an access fell
@@ -157,36 +145,76 @@ static int run_compiled(KernelCheck *kc, const UOp *lin, char *msg, size_t msgle
     return ran;
 }
 
-/* a root linearized (core/stages/linearize_point.h) and run: every access
- * checked against its buffer, every core_id in turn; compiled when the
- * program loops long enough on the cpu target, else in the linear
- * interpreter */
-static bool run_linear(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
+/* a root as a linear program (core/stages/linearize_point.h); NULL with
+ * msg when a stage fails */
+static const UOp *linearize(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
     KernelPipeline *kp = kc->kps[kc->ki];
     StageCtx sc = {.c = pipeline_ctx(kp), .err = msg, .errlen = msglen, .target = pipeline_options(kp).target};
     const KernelOpt *opts;
     sc.nopts = pipeline_opts(kp, &opts);
     sc.opts = opts;
-    const UOp *lin = stages_linearize_point(&sc, root);
-    if (!lin) return false;
-    if (kc->how == CHECK_COMPILED && sc.target != TARGET_CPU) {
-        snprintf(msg, msglen, "the gpu target's points run in the GPU emulator, not compiled");
-        return false;
+    return stages_linearize_point(&sc, root);
+}
+
+/* What a root is like, for choosing what runs it. */
+typedef struct RootShape {
+    bool scalar;   /* the scheduler's scalar forms (REDUCE, value INDEX): the kernel-AST interpreter's */
+    double work;   /* nodes times the product of its RANGE ends' upper bounds: the nodes a run evaluates, at most */
+} RootShape;
+
+static bool root_shape(const UOp *root, RootShape *sh) {
+    size_t n;
+    const UOp **topo = uop_toposort(root, &n);
+    if (!topo) return false;
+    bool later = uop_op(root) == OP_LINEAR;
+    sh->work = (double)n;
+    for (size_t i = 0; i < n; i++) {
+        const UOp *u = topo[i];
+        int64_t lo, hi;
+        switch (uop_op(u)) {
+        case OP_RANGE:
+            if (uop_bounds(u->src[0], &lo, &hi) && hi > 1) sh->work *= (double)hi;
+            break;
+        case OP_DEFINE_REG: case OP_DEFINE_LOCAL: case OP_AFTER: case OP_LOAD: case OP_SPECIAL: case OP_IF:
+        case OP_ENDIF: case OP_BARRIER: case OP_GEP: case OP_VECTORIZE: case OP_VCONST: case OP_CAT:
+        case OP_PTRCAT: case OP_MULACC: case OP_BITCAST: case OP_BUFFERIZE:
+            later = true;
+            break;
+        default: later |= dt_vcount(u->dtype) > 1; break;
+        }
     }
-    if (kc->how == CHECK_COMPILED ||
-        (kc->how == CHECK_AUTO && sc.target == TARGET_CPU && linear_work(lin) >= COMPILED_CHECK_WORK)) {
+    free(topo);
+    sh->scalar = !later;
+    return true;
+}
+
+/* Runs root on the session's buffers, its output zeroed first.  The
+ * kernel-AST interpreter runs the scheduler's scalar forms; a root with
+ * vectors or the forms of stage 11 on (accumulators, AFTER, LOAD, SPECIAL)
+ * is linearized (lowered through stages 10-11 first if it still has a
+ * REDUCE) and run in the linear interpreter, as a LINEAR is.  Either is
+ * compiled instead, with bounds checks, when the executor says so, or, by
+ * default, on the cpu target when the run is long enough for compiling to
+ * pay (a form the renderer does not take is then interpreted). */
+static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
+    RootShape sh;
+    if (!root_shape(root, &sh)) return snprintf(msg, msglen, "out of memory"), false;
+    bool cpu = pipeline_options(kc->kps[kc->ki]).target == TARGET_CPU;
+    if (kc->how == CHECK_COMPILED && !cpu)
+        return snprintf(msg, msglen, "the gpu target's points run in the GPU emulator, not compiled"), false;
+    const UOp *lin = NULL;
+    if (kc->how == CHECK_COMPILED || (kc->how == CHECK_AUTO && cpu && sh.work >= COMPILED_CHECK_WORK)) {
         char why[900];
-        int ran = run_compiled(kc, lin, why, sizeof why);
+        int ran = -1;
+        if ((lin = linearize(kc, root, why, sizeof why))) ran = run_compiled(kc, lin, why, sizeof why);
         if (ran >= 0 || kc->how == CHECK_COMPILED) {
             snprintf(msg, msglen, "%s%s", ran < 0 ? "cannot be compiled: " : "", why);
             return ran > 0;
         }
     }
+    if (sh.scalar) return run_on_buffers(kc, ast_interp_run, root, msg, msglen);
+    if (!lin && !(lin = linearize(kc, root, msg, msglen))) return false;
     return run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
-}
-
-static bool run_interp(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
-    return run_on_buffers(kc, ast_interp_run, root, msg, msglen);
 }
 
 /* label: where root is, for messages (" at stage 11") */
@@ -197,43 +225,8 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
     /* a kernel that forgets to write an element must not pass on a previous run's value */
     memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
     char msg[1024];
-    /* the kernel-AST interpreter runs the scheduler's scalar forms (REDUCE,
-     * value INDEX); a root with vectors or the forms of stage 11 on
-     * (accumulators, AFTER, LOAD, SPECIAL) is linearized (lowered through
-     * stages 10-11 first if it still has a REDUCE) and run in the linear
-     * interpreter, as a LINEAR is */
-    bool linear = uop_op(root) == OP_LINEAR;
-    if (!linear) {
-        size_t n;
-        const UOp **topo = uop_toposort(root, &n);
-        if (!topo) {
-            snprintf(err, errlen, "out of memory");
-            return false;
-        }
-        bool reduce = false, later = false;
-        for (size_t i = 0; i < n; i++) {
-            const UOp *u = topo[i];
-            switch (uop_op(u)) {
-            case OP_REDUCE: reduce = true; break;
-            case OP_DEFINE_REG: case OP_DEFINE_LOCAL: case OP_AFTER: case OP_LOAD: case OP_SPECIAL: case OP_IF:
-            case OP_ENDIF: case OP_BARRIER: case OP_GEP: case OP_VECTORIZE: case OP_VCONST: case OP_CAT:
-            case OP_PTRCAT: case OP_MULACC: case OP_BITCAST: case OP_BUFFERIZE:
-                later = true;
-                break;
-            default: later |= dt_vcount(u->dtype) > 1; break;
-            }
-        }
-        free(topo);
-        linear = later;
-        (void)reduce;
-    }
-    if (!linear && kc->how == CHECK_COMPILED) {
-        snprintf(err, errlen, "kernel %d (%s)%s: cannot be compiled: the scheduler's scalar forms run only in the "
-                 "kernel-AST interpreter", kc->ki + 1, k->name, label);
-        return false;
-    }
     kc->access[0] = 0;
-    bool ran = linear ? run_linear(kc, root, msg, sizeof msg) : run_interp(kc, root, msg, sizeof msg);
+    bool ran = run_root(kc, root, msg, sizeof msg);
     if (!ran && !kc->access[0] && interp_error_is_out_of_range(msg))
         snprintf(kc->access, sizeof kc->access, "%s", strstr(msg, "interp: ") + 8);
     if (!ran) {

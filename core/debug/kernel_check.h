@@ -4,10 +4,11 @@
  * before this one write filled with their reference (so the kernel is
  * judged on its own, whatever the kernels before it compute), the
  * reference of its output computed; then each root checked costs one run
- * of the kernel.  The scheduler's forms (points 0-10, REDUCE and all) run
- * in the kernel-AST interpreter; later forms are linearized (core/stages/linearize_point.h)
- * and LINEAR programs run in the linear interpreter, or, when they loop
- * long enough on the cpu target, compiled; every access bounds-checked
+ * of the kernel.  The scheduler's scalar forms (REDUCE and all) run in the
+ * kernel-AST interpreter; later forms are linearized
+ * (core/stages/linearize_point.h) and run in the linear interpreter; on the
+ * cpu target a point that loops long enough is linearized and compiled
+ * instead (CheckExecutor chooses otherwise); every access is bounds-checked
  * either way.  A form none can run is an error saying so. */
 #ifndef UOPDB_KERNEL_CHECK_H
 #define UOPDB_KERNEL_CHECK_H
@@ -15,10 +16,10 @@
 
 typedef struct KernelCheck KernelCheck;
 
-/* What runs a linear program (the points from stage 9's vectors on). */
+/* What runs a point. */
 typedef enum CheckExecutor {
     CHECK_AUTO,        /* compiled when that is faster (a long program on the cpu target), else interpreted */
-    CHECK_INTERPRETED, /* the linear interpreter */
+    CHECK_INTERPRETED, /* the kernel-AST interpreter for scalar forms, the linear interpreter for the rest */
     CHECK_COMPILED,    /* compiled with bounds checks; an error when the point cannot be */
 } CheckExecutor;
 

@@ -269,13 +269,14 @@ expect_rc "two Ctrl-Cs: status" 0 "$rc"
 expect_has "Ctrl-C stops a bisection" "interrupted" "$err"
 
 # --- Ctrl-C while a bisection checks a point in the AST interpreter (256^3
-# multiply-adds; a rule planted in stage 4 makes points 22 and 11 wrong, so
-# point 5, before the opts, is checked next): it stops at once, with no verdict ---
+# multiply-adds, interpreted as asked; a rule planted in stage 4 makes points
+# 22 and 11 wrong, so point 5, before the opts, is checked next): it stops at
+# once, with no verdict ---
 rm -f "$tmp/sent"
 { echo 'A = Tensor.rand(256, 256):matmul(Tensor.rand(256, 256)); k = uop.compile(A):kernel(1); k:seek(22)'
   echo 'k:insert(4, uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewrite = function(m) return m.a + m.b end} })'
   echo 'function at5(what) if what == "stage 5" then io.write("bisecting\n") io.flush() end end'
-  echo 'print(k:bisect{quiet = true, progress = at5})'
+  echo 'print(k:bisect{quiet = true, progress = at5, executor = "interpreter"})'
   until [ -e "$tmp/sent" ]; do sleep 0.05; done
   echo 'print("after")'; } | "$UOPDB" >"$tmp/out" 2>"$tmp/err" &
 pid=$!

@@ -1,12 +1,14 @@
 -- fuzz_pipeline.lua - the random end-to-end checker of the tensor pipeline,
 -- by hand:
---   build/uopdb tests/fuzz/fuzz_pipeline.lua [N] [SEED] [--stop] [--points]
+--   build/uopdb tests/fuzz/fuzz_pipeline.lua [N] [SEED] [--stop] [--points [--compiled]]
 -- builds N random tensor programs (default 1000) from SEED (default 1),
 -- compiles and runs each with validation, and prints every failure as a
 -- shrunk Lua reproducer; --stop ends at the first failure.  The program being
 -- run is kept in build/fuzz_pipeline_last.lua, so a crash leaves its
--- reproducer behind; --points also checks every kernel at every point from
--- stage 11 on (the linear interpreter).  Exits 1 when anything failed.
+-- reproducer behind; --points also checks every kernel at every point (by
+-- the interpreters, small as the programs are; with --compiled, compiled,
+-- wherever the renderer takes the point's form).  Exits 1 when anything
+-- failed.
 local dir = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
 local gen = dofile(dir .. "/pipeline_gen.lua")
 
@@ -15,6 +17,7 @@ local positional = {}
 for _, a in ipairs(arg or {}) do
   if a == "--stop" then stop = true
   elseif a == "--points" then gen.check_points = true
+  elseif a == "--compiled" then gen.check_executor = "compiled"
   else positional[#positional + 1] = a end
 end
 n = math.tointeger(tonumber(positional[1] or n)) or n

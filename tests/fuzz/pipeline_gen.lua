@@ -675,6 +675,7 @@ end
 
 -- the program as Lua code that returns the validation report; with
 -- gen.check_points set, it also checks every kernel at every point 0..22
+-- (with gen.check_executor, by that executor, skipping points it refuses)
 -- spec: {stmts = {{name, expr}...}, outputs = {names}, opts = {[k] = {...}}, beam = {width, budget} or nil,
 -- atol, rtol}
 function gen.render(spec)
@@ -692,7 +693,14 @@ function gen.render(spec)
   local tol = spec.atol and string.format(", atol = %g, rtol = %g", spec.atol, spec.rtol) or ""
   lines[#lines + 1] = string.format("local _, rep = p:run{validate = true, quiet = true%s}", tol)
   lines[#lines + 1] = "assert(rep.ok, rep.text)"
-  if gen.check_points then
+  if gen.check_points and gen.check_executor then
+    -- every point compiled (gen.check_executor = "compiled"), where the renderer takes its form
+    lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 0, 22 do local ok, r = pcall(p:kernel(i).check, "
+      .. "p:kernel(i), n, {quiet = true, executor = %q%s}) "
+      .. "assert(ok or tostring(r):find('cannot be compiled: ', 1, true), r) "
+      .. "assert(not ok or r.ok, 'kernel ' .. i .. ' at stage ' .. n .. ': ' .. tostring(ok and r.text)) end end",
+      gen.check_executor, tol)
+  elseif gen.check_points then
     -- every kernel at every point of its pipeline, on the program's data
     lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 0, 22 do local r = p:kernel(i):check(n, {quiet = true%s}) "
       .. "assert(r.ok, 'kernel ' .. i .. ' at stage ' .. n .. ': ' .. r.text) end end", tol)

@@ -180,6 +180,23 @@ static LLVMValueRef render_const(Render *r, const UOp *u) {
 
 /* ---- looking up sources ---- */
 
+/* tinygrad's Invalid marker, or a vector of it */
+static bool is_invalid_marker(const UOp *u) {
+    if (uop_op(u) == OP_CONST) return u->arg && u->arg->kind == ARG_INVALID;
+    if (uop_op(u) != OP_VECTORIZE || u->nsrc == 0) return false;
+    for (int i = 0; i < u->nsrc; i++)
+        if (!is_invalid_marker(u->src[i])) return false;
+    return true;
+}
+
+/* valid.where(idx, Invalid): an index valid only where valid holds (the
+ * form before stage 15 makes valid the INDEX's gate); only an INDEX takes
+ * it, as its index, so it has no value of its own */
+static bool is_invalid_where(const UOp *u) {
+    return uop_op(u) == OP_WHERE && u->nsrc == 3 && is_invalid_marker(u->src[2]);
+}
+
+
 /* The rendered value of source i of u.  Constants may be used without
  * appearing in the list; anything else must come earlier. */
 static LLVMValueRef src_val(Render *r, const UOp *u, int i) {
@@ -189,6 +206,12 @@ static LLVMValueRef src_val(Render *r, const UOp *u, int i) {
         if (uop_op(s) == OP_CONST || uop_op(s) == OP_VCONST) return render_const(r, s);
         lr_fail(r, u, "source %d is %s %%%u, which does not come before it in the program (not a linear program?)", i,
              op_name(uop_op(s)), s->id);
+        return NULL;
+    }
+    if (!e->val && (is_invalid_marker(s) || is_invalid_where(s))) {
+        lr_fail(r, u, "source %d, %s %%%u, is Invalid (where a condition fails), which has no value: only an INDEX "
+                      "takes it, as its index; stage 15 (lower index dtype) makes the condition a gate", i,
+                op_name(uop_op(s)), s->id);
         return NULL;
     }
     if (!e->val) {
@@ -508,7 +531,10 @@ static unsigned scalar_align(const DType *d) {
     return s > 0 ? (unsigned)s : 1;
 }
 
-static LLVMValueRef load_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, const char *nm);
+static LLVMValueRef load_lanes(Render *r, const UOp *mem, const DType *pd, LLVMValueRef p, LLVMValueRef gate,
+                               const DType *vd, const char *nm);
+static LLVMValueRef load_one(Render *r, const UOp *mem, const DType *vd, LLVMValueRef p, LLVMValueRef gate,
+                             LLVMValueRef alt, int lane, const char *nm);
 
 static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const char *nm) {
     const DType *pd = u->src[0]->dtype;
@@ -517,30 +543,43 @@ static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const 
     if (!base) return NULL;
     if (u->nsrc == 1) return base;
     /* a value INDEX (the scheduler's form, before stage 13 adds the LOADs)
-     * loads what it addresses: taken ungated */
+     * loads what it addresses */
     bool value = !dt_is_ptr(u->dtype);
-    if (value && (u->nsrc > 2 || (pd->v == 1 ? u->dtype != pd->base
-                                             : u->dtype->scalar != pd->base->scalar || pd->base->count != 1 ||
-                                                   u->dtype->count != pd->v))) {
-        lr_fail(r, u, "a value INDEX loads what its pointer points to (a lane each, for a vector of pointers), ungated");
+    if (value && (pd->v == 1 ? u->dtype != pd->base
+                             : u->dtype->scalar != pd->base->scalar || pd->base->count != 1 || u->dtype->count != pd->v)) {
+        lr_fail(r, u, "a value INDEX loads what its pointer points to (a lane each, for a vector of pointers)");
         return NULL;
     }
-    if (!value && pd->v > 1 && (u->nsrc > 2 || u->dtype != pd)) {
-        lr_fail(r, u, "a vector of pointers is indexed without a gate, into a vector of pointers");
+    if (!value && pd->v > 1 && u->dtype != pd) {
+        lr_fail(r, u, "a vector of pointers is indexed into a vector of pointers");
         return NULL;
     }
-    const DType *id = u->src[1]->dtype;
+    /* an index that is Invalid where a condition fails: the condition gates */
+    const UOp *ix = u->src[1], *ixgate = NULL;
+    if (is_invalid_where(ix)) ixgate = ix->src[0], ix = ix->src[1];
+    const DType *id = ix->dtype;
     if (!dt_is_int(id) || id->count != pd->v || dt_is_ptr(id)) {
         char b[64];
         dt_str(id, b, sizeof b);
         lr_fail(r, u, "the index (source 1) must be %s integer, got %s", pd->v > 1 ? "a vector of one" : "a scalar", b);
         return NULL;
     }
-    LLVMValueRef idx = src_val(r, u, 1);
+    LLVMValueRef idx = ixgate ? src_val(r, u->src[1], 1) : src_val(r, u, 1);
     if (!idx) return NULL;
-    if (u->nsrc >= 3) {
-        if (!dt_is_bool(u->src[2]->dtype) || u->src[2]->dtype->count != 1) { lr_fail(r, u, "the gate (source 2) must be a bool"); return NULL; }
-        if (!(self->gate = src_val(r, u, 2))) return NULL;
+    for (int g = 0; g < 2; g++) {
+        const UOp *gu = g == 0 ? ixgate : u->nsrc >= 3 ? u->src[2] : NULL;
+        if (!gu) continue;
+        if (!dt_is_bool(gu->dtype) || dt_is_ptr(gu->dtype) || (gu->dtype->count != 1 && gu->dtype->count != pd->v)) {
+            lr_fail(r, u, "the gate must be a bool (a bool a lane, for a vector of pointers)");
+            return NULL;
+        }
+        LLVMValueRef gv = g == 0 ? src_val(r, u->src[1], 0) : src_val(r, u, 2);
+        if (!gv) return NULL;
+        if (self->gate && LLVMTypeOf(self->gate) != LLVMTypeOf(gv)) {
+            lr_fail(r, u, "its two gates differ in width");
+            return NULL;
+        }
+        self->gate = self->gate ? LLVMBuildAnd(r->b, self->gate, gv, "") : gv;
     }
     LLVMTypeRef et = value_type(r, pd->base);
     if (!et || pd->base->sk == SK_VOID) { lr_fail(r, u, "cannot index a pointer to void"); return NULL; }
@@ -548,11 +587,8 @@ static LLVMValueRef render_index(Render *r, const UOp *u, ValEntry *self, const 
     LLVMValueRef addr = LLVMBuildGEP2(r->b, et, base, &idx, 1, value ? "" : nm);
     if (!value) return addr;
     self->addr = addr;
-    if (pd->v > 1) return load_lanes(r, u, pd, addr, nm);
-    lr_check_access(r, u, u->dtype, -1);
-    LLVMValueRef v = LLVMBuildLoad2(r->b, et, addr, nm);
-    LLVMSetAlignment(v, scalar_align(u->dtype));
-    return v;
+    if (pd->v > 1) return load_lanes(r, u, pd, addr, self->gate, u->dtype, nm);
+    return load_one(r, u, u->dtype, addr, self->gate, self->gate ? LLVMConstNull(et) : NULL, -1, nm);
 }
 
 LLVMBasicBlockRef lr_new_block(Render *r, const char *what, const UOp *u) {
@@ -561,76 +597,23 @@ LLVMBasicBlockRef lr_new_block(Render *r, const char *what, const UOp *u) {
     return LLVMAppendBasicBlockInContext(r->ctx, r->fn, nm);
 }
 
-/* The lanes of p, a vector of pointers of dtype pd, for mem (a LOAD,
- * STORE or value INDEX) to access values vd through: each lane checked (a
- * checked kernel), then accessed alone. */
-static bool pointer_lanes(Render *r, const UOp *mem, const DType *pd, const DType *vd, LLVMValueRef p,
-                          LLVMValueRef *lanes) {
-    if (pd->v > 256) { lr_fail(r, mem, "more than 256 pointers in a vector"); return false; }
-    if (vd->count != pd->v || vd->scalar != pd->base->scalar || pd->base->count != 1 ||
-        (uop_op(mem) != OP_INDEX && gate_of(r, mem->src[0]))) {
-        lr_fail(r, mem, "a vector of %d pointers to %s accesses one scalar a lane, ungated", pd->v,
-                sk_name(pd->base->sk));
-        return false;
+/* Loads a vd from p for mem (a LOAD or value INDEX; lane >= 0: through that
+ * lane of a vector of pointers), checked, and only where gate is true when
+ * there is one (alt elsewhere). */
+static LLVMValueRef load_one(Render *r, const UOp *mem, const DType *vd, LLVMValueRef p, LLVMValueRef gate,
+                             LLVMValueRef alt, int lane, const char *nm) {
+    LLVMTypeRef t = value_type(r, vd);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(r->b), yes = NULL, done = NULL;
+    if (gate) {
+        yes = lr_new_block(r, "load_gated", mem);
+        done = lr_new_block(r, "load_done", mem);
+        LLVMBuildCondBr(r->b, gate, yes, done);
+        LLVMPositionBuilderAtEnd(r->b, yes);
     }
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
-    for (int l = 0; l < pd->v; l++) {
-        lr_check_access(r, mem, vd->scalar, l);
-        lanes[l] = LLVMBuildExtractElement(r->b, p, LLVMConstInt(i32, (unsigned)l, 0), "");
-    }
-    return true;
-}
-
-static LLVMValueRef load_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, const char *nm) {
-    LLVMValueRef lanes[256];
-    if (!pointer_lanes(r, u, pd, u->dtype, p, lanes)) return NULL;
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx), st = value_type(r, u->dtype->scalar);
-    LLVMValueRef v = LLVMGetPoison(value_type(r, u->dtype));
-    for (int l = 0; l < u->dtype->count; l++) {
-        LLVMValueRef x = LLVMBuildLoad2(r->b, st, lanes[l], "");
-        LLVMSetAlignment(x, scalar_align(u->dtype));
-        v = LLVMBuildInsertElement(r->b, v, x, LLVMConstInt(i32, (unsigned)l, 0), l + 1 == u->dtype->count ? nm : "");
-    }
-    return v;
-}
-
-static void store_lanes(Render *r, const UOp *u, const DType *pd, LLVMValueRef p, LLVMValueRef v) {
-    LLVMValueRef lanes[256];
-    if (!pointer_lanes(r, u, pd, u->src[1]->dtype, p, lanes)) return;
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
-    for (int l = 0; l < u->src[1]->dtype->count; l++) {
-        LLVMValueRef x = LLVMBuildExtractElement(r->b, v, LLVMConstInt(i32, (unsigned)l, 0), "");
-        LLVMSetAlignment(LLVMBuildStore(r->b, x, lanes[l]), scalar_align(u->src[1]->dtype));
-    }
-}
-
-static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
-    if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return NULL; }
-    if (dt_is_ptr(u->dtype) || u->dtype->sk == SK_VOID) { lr_fail(r, u, "needs a value dtype"); return NULL; }
-    LLVMValueRef p = src_val(r, u, 0);
-    if (!p) return NULL;
-    if (u->src[0]->dtype->v > 1) return load_lanes(r, u, u->src[0]->dtype, p, nm);
-    LLVMTypeRef t = value_type(r, u->dtype);
-    LLVMValueRef gate = gate_of(r, u->src[0]);
-    if (!gate) {
-        lr_check_access(r, u, u->dtype, -1);
-        LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, nm);
-        LLVMSetAlignment(v, scalar_align(u->dtype));
-        return v;
-    }
-    LLVMValueRef alt;
-    if (u->nsrc >= 2 && u->src[1]->dtype == u->dtype) {
-        if (!(alt = src_val(r, u, 1))) return NULL;
-    } else {
-        alt = LLVMConstNull(t);
-    }
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(r->b);
-    LLVMBasicBlockRef yes = lr_new_block(r, "load_gated", u), done = lr_new_block(r, "load_done", u);
-    LLVMBuildCondBr(r->b, gate, yes, done);
-    LLVMPositionBuilderAtEnd(r->b, yes);
-    lr_check_access(r, u, u->dtype, -1);
-    LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, "");
-    LLVMSetAlignment(v, scalar_align(u->dtype));
+    lr_check_access(r, mem, vd, lane);
+    LLVMValueRef v = LLVMBuildLoad2(r->b, t, p, gate ? "" : nm);
+    LLVMSetAlignment(v, scalar_align(vd));
+    if (!gate) return v;
     yes = LLVMGetInsertBlock(r->b);   /* the check may have moved it */
     LLVMBuildBr(r->b, done);
     LLVMPositionBuilderAtEnd(r->b, done);
@@ -639,6 +622,78 @@ static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
     LLVMBasicBlockRef blocks[2] = {yes, from};
     LLVMAddIncoming(phi, vals, blocks, 2);
     return phi;
+}
+
+/* Stores v (a vd) to p for mem, as load_one loads. */
+static void store_one(Render *r, const UOp *mem, const DType *vd, LLVMValueRef p, LLVMValueRef v, LLVMValueRef gate,
+                      int lane) {
+    LLVMBasicBlockRef done = NULL;
+    if (gate) {
+        LLVMBasicBlockRef yes = lr_new_block(r, "store_gated", mem);
+        done = lr_new_block(r, "store_done", mem);
+        LLVMBuildCondBr(r->b, gate, yes, done);
+        LLVMPositionBuilderAtEnd(r->b, yes);
+    }
+    lr_check_access(r, mem, vd, lane);
+    LLVMSetAlignment(LLVMBuildStore(r->b, v, p), scalar_align(vd));
+    if (gate) {
+        LLVMBuildBr(r->b, done);
+        LLVMPositionBuilderAtEnd(r->b, done);
+    }
+}
+
+/* Whether a vector of pd pointers accesses values vd one scalar a lane. */
+static bool lanes_fit(Render *r, const UOp *mem, const DType *pd, const DType *vd) {
+    if (pd->v <= 256 && vd->count == pd->v && vd->scalar == pd->base->scalar && pd->base->count == 1) return true;
+    lr_fail(r, mem, "a vector of %d pointers to %s accesses one scalar a lane", pd->v, sk_name(pd->base->sk));
+    return false;
+}
+
+static LLVMValueRef extract(Render *r, LLVMValueRef v, int l) {
+    return LLVMBuildExtractElement(r->b, v, LLVMConstInt(LLVMInt32TypeInContext(r->ctx), (unsigned)l, 0), "");
+}
+
+/* lane l of a gate: a bool vector has one a lane, a bool is every lane's */
+static LLVMValueRef lane_gate(Render *r, LLVMValueRef gate, int l) {
+    if (!gate || LLVMGetTypeKind(LLVMTypeOf(gate)) != LLVMVectorTypeKind) return gate;
+    return extract(r, gate, l);
+}
+
+/* A load through p, a vector of pointers of dtype pd: a lane at a time,
+ * each checked and gated by its lane of gate (0 where it is false). */
+static LLVMValueRef load_lanes(Render *r, const UOp *mem, const DType *pd, LLVMValueRef p, LLVMValueRef gate,
+                               const DType *vd, const char *nm) {
+    if (!lanes_fit(r, mem, pd, vd)) return NULL;
+    LLVMValueRef v = LLVMGetPoison(value_type(r, vd)), zero = LLVMConstNull(value_type(r, vd->scalar));
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
+    for (int l = 0; l < vd->count; l++) {
+        LLVMValueRef x = load_one(r, mem, vd->scalar, extract(r, p, l), lane_gate(r, gate, l), zero, l, "");
+        v = LLVMBuildInsertElement(r->b, v, x, LLVMConstInt(i32, (unsigned)l, 0), l + 1 == vd->count ? nm : "");
+    }
+    return v;
+}
+
+static void store_lanes(Render *r, const UOp *mem, const DType *pd, LLVMValueRef p, LLVMValueRef gate, LLVMValueRef v) {
+    const DType *vd = mem->src[1]->dtype;
+    if (!lanes_fit(r, mem, pd, vd)) return;
+    for (int l = 0; l < vd->count; l++)
+        store_one(r, mem, vd->scalar, extract(r, p, l), extract(r, v, l), lane_gate(r, gate, l), l);
+}
+
+static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {
+    if (!dt_is_ptr(u->src[0]->dtype)) { lr_fail(r, u, "source 0 must be an address (INDEX)"); return NULL; }
+    if (dt_is_ptr(u->dtype) || u->dtype->sk == SK_VOID) { lr_fail(r, u, "needs a value dtype"); return NULL; }
+    LLVMValueRef p = src_val(r, u, 0);
+    if (!p) return NULL;
+    LLVMValueRef gate = gate_of(r, u->src[0]);
+    if (u->src[0]->dtype->v > 1) return load_lanes(r, u, u->src[0]->dtype, p, gate, u->dtype, nm);
+    LLVMValueRef alt = NULL;
+    if (gate && u->nsrc >= 2 && u->src[1]->dtype == u->dtype) {
+        if (!(alt = src_val(r, u, 1))) return NULL;
+    } else if (gate) {
+        alt = LLVMConstNull(value_type(r, u->dtype));
+    }
+    return load_one(r, u, u->dtype, p, gate, alt, -1, nm);
 }
 
 static void render_store(Render *r, const UOp *u) {
@@ -650,25 +705,9 @@ static void render_store(Render *r, const UOp *u) {
     LLVMValueRef p = through ? through : src_val(r, u, 0), v = p ? src_val(r, u, 1) : NULL;
     if (!v) return;
     const DType *pd = through ? u->src[0]->src[0]->dtype : u->src[0]->dtype;
-    if (pd->v > 1) {
-        store_lanes(r, u, pd, p, v);
-        return;
-    }
     LLVMValueRef gate = gate_of(r, u->src[0]);
-    LLVMBasicBlockRef done = NULL;
-    if (gate) {
-        LLVMBasicBlockRef yes = lr_new_block(r, "store_gated", u);
-        done = lr_new_block(r, "store_done", u);
-        LLVMBuildCondBr(r->b, gate, yes, done);
-        LLVMPositionBuilderAtEnd(r->b, yes);
-    }
-    lr_check_access(r, u, u->src[1]->dtype, -1);
-    LLVMValueRef st = LLVMBuildStore(r->b, v, p);
-    LLVMSetAlignment(st, scalar_align(u->src[1]->dtype));
-    if (gate) {
-        LLVMBuildBr(r->b, done);
-        LLVMPositionBuilderAtEnd(r->b, done);
-    }
+    if (pd->v > 1) store_lanes(r, u, pd, p, gate, v);
+    else store_one(r, u, u->src[1]->dtype, p, v, gate, -1);
 }
 
 static LLVMValueRef render_stack_array(Render *r, const UOp *u, const char *nm) {
@@ -938,7 +977,9 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
         v = r->ptx ? ptx_shared_array(r, u, nm) : render_stack_array(r, u, nm);
         break;
     case OP_DEFINE_REG: v = render_stack_array(r, u, nm); break;
-    case OP_CONST: case OP_VCONST: v = render_const(r, u); break;
+    case OP_CONST: case OP_VCONST:
+        if (!is_invalid_marker(u)) v = render_const(r, u);
+        break;
     case OP_INDEX: v = render_index(r, u, self, nm); break;
     case OP_LOAD: v = render_load(r, u, nm); break;
     case OP_STORE: render_store(r, u); break;
@@ -949,8 +990,11 @@ static void render_node(Render *r, const UOp *u, ValEntry *self) {
     case OP_CAST: v = render_cast(r, u, nm); break;
     case OP_BITCAST: v = render_bitcast(r, u, nm); break;
     case OP_GEP: v = render_gep(r, u, nm); break;
-    case OP_VECTORIZE: v = render_vectorize(r, u, nm); break;
+    case OP_VECTORIZE:
+        if (!is_invalid_marker(u)) v = render_vectorize(r, u, nm);
+        break;
     case OP_WHERE: {
+        if (is_invalid_where(u)) break;   /* an INDEX takes it apart (render_index) */
         const DType *cd = u->src[0]->dtype;
         if (!same_dtypes(r, u, 1, 2)) return;
         if (!dt_is_bool(cd) || dt_is_ptr(cd) || (cd->count != 1 && cd->count != dt_vcount(u->src[1]->dtype))) {

@@ -477,8 +477,7 @@ T.test("a point checked compiled gives the interpreter's verdict, for every poin
           T.eq(c.mismatches, i.mismatches, k:name() .. " at " .. n)
           if not c.ok then wrong = wrong + 1 end
         elseif iok then
-          -- a form the renderer does not take: the Invalid index before stage 15 (conv2d's padding)
-          T.ok(c:find("cannot be compiled: ", 1, true) and c:find("Invalid", 1, true), c)
+          T.ok(false, "every point of these kernels compiles, conv2d's Invalid index before stage 15 included: " .. c)
         else
           -- both stop at the same access outside a buffer
           T.ok(i:find("past its", 1, true) and c:find("past its", 1, true), i .. "\n" .. c)
@@ -486,7 +485,7 @@ T.test("a point checked compiled gives the interpreter's verdict, for every poin
       end
     end
   end
-  T.ok(compared >= 120, "points compared: " .. compared)
+  T.ok(compared >= 150, "points compared: " .. compared)
   T.ok(wrong >= 3, "wrong points compared: " .. wrong)
   T.raises('check: executor must be "auto", "interpreter" or "compiled", got jit', function()
     uop.compile(a:matmul(b)):kernel(1):check(22, {executor = "jit"})

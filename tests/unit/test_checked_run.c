@@ -7,7 +7,8 @@
  * the lowest failing core_id is reported; the pipeline caches the checked
  * kernel next to the plain one; vectors of pointers and value INDEXes
  * (the forms before stage 14) load and store a lane at a time, each lane
- * checked.  Kernels with a bad access are only ever
+ * checked, and an index Invalid where a condition fails (before stage 15)
+ * gates its lanes.  Kernels with a bad access are only ever
  * run checked here. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -288,7 +289,12 @@ static void run_matmul(Kernel *k, float *out, char *err, size_t errlen, bool exp
 
 /* out[0..4) = in[lanes] through a vector of 4 pointers; value: the INDEX
  * of in loads itself and the STORE goes through a value INDEX of out */
-static void build_gather(Prog *p, const int64_t lanes[4], bool value) {
+static void build_gather_gated(Prog *p, const int64_t lanes[4], bool value, const bool *valid);
+static void build_gather(Prog *p, const int64_t lanes[4], bool value) { build_gather_gated(p, lanes, value, NULL); }
+
+/* with valid: lane l's index is valid[l].where(lanes[l], Invalid), the form
+ * before stage 15: a lane whose condition fails loads 0 and is not checked */
+static void build_gather_gated(Prog *p, const int64_t lanes[4], bool value, const bool *valid) {
     const UOp *out = glob(p, 0, SK_FLOAT32, 4), *in = glob(p, 1, SK_FLOAT32, 8);
     const UOp *vin_s[4] = {in, in, in, in}, *vout_s[4] = {out, out, out, out}, *ix[4], *ox[4];
     for (int l = 0; l < 4; l++) ix[l] = cint(p, SK_INT32, lanes[l]), ox[l] = cint(p, SK_INT32, l);
@@ -296,6 +302,14 @@ static void build_gather(Prog *p, const int64_t lanes[4], bool value) {
     const UOp *pin = P(p, uop_new(p->c, OP_VECTORIZE, dt_ptr_vec(in->dtype, 4), vin_s, 4, NULL));
     const UOp *pout = P(p, uop_new(p->c, OP_VECTORIZE, dt_ptr_vec(out->dtype, 4), vout_s, 4, NULL));
     const UOp *iv = P(p, uop_new(p->c, OP_VECTORIZE, i4, ix, 4, NULL)), *ov = P(p, uop_new(p->c, OP_VECTORIZE, i4, ox, 4, NULL));
+    if (valid) {
+        const UOp *vb[4], *inv = uop_const_arg(p->c, DT_INT32, arg_invalid(p->c));
+        for (int l = 0; l < 4; l++) vb[l] = P(p, uop_const_bool(p->c, valid[l]));
+        const UOp *invs[4] = {inv, inv, inv, inv};
+        const UOp *w[3] = {P(p, uop_new(p->c, OP_VECTORIZE, dt_vec(DT_BOOL, 4), vb, 4, NULL)), iv,
+                           P(p, uop_new(p->c, OP_VECTORIZE, i4, invs, 4, NULL))};
+        iv = P(p, uop_new(p->c, OP_WHERE, i4, w, 3, NULL));
+    }
     const UOp *a[2] = {pin, iv}, *b[2] = {pout, ov};
     const UOp *src = P(p, uop_new(p->c, OP_INDEX, value ? f4 : pin->dtype, a, 2, NULL));
     const UOp *dst = P(p, uop_new(p->c, OP_INDEX, value ? f4 : pout->dtype, b, 2, NULL));
@@ -321,6 +335,26 @@ static void test_pointer_vectors(void **state) {
             kernel_free(k);
             uctx_free(p.c);
         }
+}
+
+static void test_pointer_vector_gated(void **state) {
+    (void)state;
+    static const int64_t lanes[4] = {7, 100, 3, -5};   /* lanes 1 and 3 are outside, and Invalid */
+    static const bool valid[4] = {true, false, true, false};
+    float in[8] = {10, 11, 12, 13, 14, 15, 16, 17}, want[4] = {17, 0, 13, 0};
+    for (int value = 0; value < 2; value++) {
+        Prog p = {.c = uctx_new()};
+        build_gather_gated(&p, lanes, value, valid);
+        Kernel *k = compile_prog(&p, "gather_gated", true);
+        float out[4] = {-1, -1, -1, -1};
+        void *bufs[2] = {out, in};
+        char err[512];
+        KernelCheckReport rep;
+        if (!kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err)) fail_msg("%s", err);
+        assert_memory_equal(out, want, sizeof out);
+        kernel_free(k);
+        uctx_free(p.c);
+    }
 }
 
 static void test_pointer_vector_lane_outside(void **state) {
@@ -415,6 +449,7 @@ int main(void) {
         cmocka_unit_test(test_pipeline_checked),
         cmocka_unit_test(test_pointer_vectors),
         cmocka_unit_test(test_pointer_vector_lane_outside),
+        cmocka_unit_test(test_pointer_vector_gated),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

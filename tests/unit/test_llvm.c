@@ -491,7 +491,7 @@ static void test_error_not_linear(void **state) {
     const UOp *sum = bin(&p, OP_ADD, l, l);   /* uses the LOAD before it is defined */
     P(&p, ix), P(&p, l);
     st(&p, idx(&p, out, c0), sum);
-    char want[160];
+    char want[320];
     snprintf(want, sizeof want,
              "ADD %%%u: source 0 is LOAD %%%u, which does not come before it in the program (not a linear program?)",
              sum->id, l->id);
@@ -507,7 +507,7 @@ static void test_error_misc(void **state) {
     const UOp *r0 = rng(&p, cint(&p, SK_INT32, 2), 0, AXIS_LOOP), *r1 = rng(&p, cint(&p, SK_INT32, 2), 1, AXIS_LOOP);
     const UOp *s = st(&p, idx(&p, out, bin(&p, OP_ADD, r0, r1)), cint(&p, SK_INT32, 1));
     const UOp *e = end(&p, s, r0);
-    char want[160];
+    char want[320];
     snprintf(want, sizeof want, "END %%%u: the innermost open loop is RANGE %%%u, which this END does not end", e->id,
              r1->id);
     expect_error(&p, want);
@@ -523,11 +523,14 @@ static void test_error_misc(void **state) {
     expect_error(&p, want);
     uctx_free(p.c);
 
-    /* the Invalid marker, a duplicate entry, an empty program */
+    /* the Invalid marker used as a value, a duplicate entry, an empty program */
     p = (Prog){.c = uctx_new()};
+    const UOp *iout = glob(&p, 0, SK_INT32, 4);
     const UOp *inv = P(&p, uop_const_arg(p.c, DT_INT32, arg_invalid(p.c)));
+    const UOp *ist = st(&p, idx(&p, iout, cint(&p, SK_INT32, 0)), inv);
     snprintf(want, sizeof want,
-             "CONST %%%u: the Invalid marker has no value; stage 15 (lower index dtype) removes it before rendering", inv->id);
+             "STORE %%%u: source 1, CONST %%%u, is Invalid (where a condition fails), which has no value: only an INDEX "
+             "takes it, as its index; stage 15 (lower index dtype) makes the condition a gate", ist->id, inv->id);
     expect_error(&p, want);
     uctx_free(p.c);
 

@@ -7,10 +7,10 @@
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
 #include "../backend/interp_error.h"
-#include "../sym/bounds.h"
 #include "../backend/linear_interp.h"
 #include "../backend/scalar_eval.h"
 #include "../stages/linearize_point.h"
+#include "../sym/bounds.h"
 
 struct KernelCheck {
     const Schedule *s;
@@ -126,8 +126,8 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
 /* A linear program compiled with bounds checks and run on the session's
  * buffers: 1 ran, 0 failed (msg says why; kc->access when an access fell
  * outside a buffer), -1 not compiled (a form the renderer does not take,
- * such as the Invalid index of the points before stage 15, or variables):
- * the caller interprets it instead. */
+ * such as a vector of different buffers' pointers, or variables): the
+ * caller interprets it instead. */
 static int run_compiled(KernelCheck *kc, const UOp *lin, char *msg, size_t msglen) {
     const SchedKernel *k = &kc->s->kernels[kc->ki];
     KernelCompileOpts opts = {.checked = true};
@@ -217,13 +217,19 @@ static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen)
     return run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
 }
 
+/* zeroes the kernel's output: a kernel that forgets to write an element
+ * must not pass on a previous run's value */
+static void zero_output(KernelCheck *kc) {
+    const SchedBuffer *out = &kc->s->bufs[kc->s->kernels[kc->ki].bufs[0]];
+    memset(kc->data[kc->s->kernels[kc->ki].bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
+}
+
 /* label: where root is, for messages (" at stage 11") */
 static bool check_root(KernelCheck *kc, const UOp *root, const char *label, ValidateReport *rep, StrBuf *sb, char *err,
                        size_t errlen) {
     const SchedKernel *k = &kc->s->kernels[kc->ki];
     const SchedBuffer *out = &kc->s->bufs[k->bufs[0]];
-    /* a kernel that forgets to write an element must not pass on a previous run's value */
-    memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
+    zero_output(kc);
     char msg[1024];
     kc->access[0] = 0;
     bool ran = run_root(kc, root, msg, sizeof msg);
@@ -245,7 +251,7 @@ bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *
 bool kcheck_compiled(KernelCheck *kc, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     const SchedKernel *k = &kc->s->kernels[kc->ki];
     const SchedBuffer *out = &kc->s->bufs[k->bufs[0]];
-    memset(kc->data[k->bufs[0]], 0, (size_t)out->size * (size_t)dt_itemsize(out->dtype));
+    zero_output(kc);
     return program_jit_kernel(kc->s, kc->kps, kc->ki, kc->data, err, errlen) &&
            program_compare(out, kc->data[k->bufs[0]], &kc->ref, kc->atol, kc->rtol, rep, sb, err, errlen);
 }

@@ -249,6 +249,11 @@ kp512:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)",
 t = best(1, function() first, culprit = kp512:bisect{quiet = true} end)
 row("k:bisect(): matmul 512x512, a wrong rule planted", t, "ms",
     culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
+local kc = uop.compile(x_conv:conv2d(w_conv, {padding = 1})):kernel(1)
+kc:insert(4, uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewrite = function(m) return m.a + m.b end} })
+t = best(1, function() first, culprit = kc:bisect{quiet = true} end)
+row("k:bisect(): conv2d, a wrong rule planted in stage 4", t, "ms",
+    culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 
 -- the gpu target, run in the GPU emulator (the linear interpreter with
 -- workgroups, work items and barriers; every access checked): moderate

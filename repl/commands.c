@@ -204,7 +204,9 @@ static const CommandInfo commands[] = {
      "local _, rep = k:program():run{validate = true}; return rep"},
     {"check", NULL, ARGS_STAGE, ":check | :check N",
      "Runs the kernel as it is at stage N (default: the current stage) on real\n"
-     "data and compares its output with the reference.",
+     "data and compares its output with the reference. A large kernel runs\n"
+     "compiled with bounds checks; k:check(N, {executor = \"interpreter\"})\n"
+     "interprets it instead.",
      ":check 4\n"
      ":check 22",
      "return k:check(%s)"},
@@ -229,7 +231,9 @@ static const CommandInfo commands[] = {
     {"bisect", NULL, ARGS_NONE, ":bisect",
      "Checks the kernel at its stages on real data to find the first wrong stage,\n"
      "then the single rewrite in it after which the output is wrong: its rule,\n"
-     "where the rule is written, and the nodes before and after.",
+     "where the rule is written, and the nodes before and after. The points of a\n"
+     "large kernel run compiled with bounds checks; k:bisect{executor =\n"
+     "\"interpreter\"} interprets them instead.",
      ":bisect\n"
      ":goto 15.6     -- stand right after the culprit\n"
      ":diff          -- exactly what it changed",

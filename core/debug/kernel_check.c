@@ -263,15 +263,6 @@ bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char 
     return root && check_root(kc, root, label, rep, sb, err, errlen);
 }
 
-bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
-                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
-    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
-    if (!kc) return false;
-    bool ok = kcheck_point(kc, n, rep, sb, err, errlen);
-    kcheck_free(kc);
-    return ok;
-}
-
 bool kcheck_rewrite_point(KernelCheck *kc, int n, size_t r, ValidateReport *rep, StrBuf *sb, char *err,
                           size_t errlen) {
     const UOp *root = pipeline_rewrite_point(kc->kps[kc->ki], n, r, err, errlen);

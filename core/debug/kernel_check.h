@@ -55,9 +55,6 @@ bool kcheck_rewrite_point(KernelCheck *kc, int n, size_t r, ValidateReport *rep,
 /* kcheck_root at point n (0..22) of kernel ki's pipeline */
 bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
-/* One check of kernel ki at point n (a session for one root). */
-bool program_check_kernel(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
-                          double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
 
 
 #endif

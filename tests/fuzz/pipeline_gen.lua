@@ -693,17 +693,15 @@ function gen.render(spec)
   local tol = spec.atol and string.format(", atol = %g, rtol = %g", spec.atol, spec.rtol) or ""
   lines[#lines + 1] = string.format("local _, rep = p:run{validate = true, quiet = true%s}", tol)
   lines[#lines + 1] = "assert(rep.ok, rep.text)"
-  if gen.check_points and gen.check_executor then
-    -- every point compiled (gen.check_executor = "compiled"), where the renderer takes its form
+  if gen.check_points then
+    -- every kernel at every point of its pipeline, on the program's data; by
+    -- gen.check_executor when set, skipping the points it refuses
+    local how = gen.check_executor and string.format(", executor = %q", gen.check_executor) or ""
     lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 0, 22 do local ok, r = pcall(p:kernel(i).check, "
-      .. "p:kernel(i), n, {quiet = true, executor = %q%s}) "
-      .. "assert(ok or tostring(r):find('cannot be compiled: ', 1, true), r) "
+      .. "p:kernel(i), n, {quiet = true%s%s}) "
+      .. "assert(ok or (%s and tostring(r):find('cannot be compiled: ', 1, true)), r) "
       .. "assert(not ok or r.ok, 'kernel ' .. i .. ' at stage ' .. n .. ': ' .. tostring(ok and r.text)) end end",
-      gen.check_executor, tol)
-  elseif gen.check_points then
-    -- every kernel at every point of its pipeline, on the program's data
-    lines[#lines + 1] = string.format("for i = 1, #p:kernels() do for n = 0, 22 do local r = p:kernel(i):check(n, {quiet = true%s}) "
-      .. "assert(r.ok, 'kernel ' .. i .. ' at stage ' .. n .. ': ' .. r.text) end end", tol)
+      tol, how, tostring(gen.check_executor ~= nil))
   end
   return table.concat(lines, "\n") .. "\n"
 end

@@ -491,6 +491,10 @@ T.test("a point checked compiled gives the interpreter's verdict, for every poin
     uop.compile(a:matmul(b)):kernel(1):check(22, {executor = "jit"})
   end)
   T.raises('bisect: executor must be', function() uop.compile(a:matmul(b)):kernel(1):bisect{executor = 1} end)
+  -- the gpu target's points run in the GPU emulator: compiling them is refused, by name
+  T.raises("the gpu target's points run in the GPU emulator, not compiled", function()
+    uop.compile(a:matmul(b), {target = "gpu"}):kernel(1):check(22, {executor = "compiled"})
+  end)
 end)
 
 T.test("bisect names the same culprit with each executor", function()

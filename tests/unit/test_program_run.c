@@ -124,6 +124,15 @@ static void test_missing_input_is_an_error(void **s) {
 /* a kernel checked at single stages: the kernel-AST interpreter for the
  * scheduler's forms, the linear interpreter from stage 11 on; a wrong
  * kernel is caught; a form the interpreters cannot run says so */
+/* one check of kernel ki at point n, in a session of its own */
+static bool check_kernel_at(const Schedule *s, KernelPipeline *const *kps, int ki, int n, RefBufferFn inputs, void *ud,
+                            double atol, double rtol, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
+    KernelCheck *kc = kcheck_new(s, kps, ki, inputs, ud, atol, rtol, err, errlen);
+    bool ok = kc && kcheck_point(kc, n, rep, sb, err, errlen);
+    kcheck_free(kc);
+    return ok;
+}
+
 static void test_check_kernel_at_stages(void **s) {
     (void)s;
     Prog p;
@@ -137,7 +146,7 @@ static void test_check_kernel_at_stages(void **s) {
     for (int ki = 0; ki < p.s->nkernels; ki++) {
         for (int n = 0; n <= STAGE_COUNT; n++) {
             sb_clear(&sb);
-            if (!program_check_kernel(p.s, p.kps, ki, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
+            if (!check_kernel_at(p.s, p.kps, ki, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
                 fail_msg("kernel %d at %d: %s", ki, n, err);
             if (!rep.ok) fail_msg("kernel %d at %d: %s", ki, n, sb_str(&sb));
         }
@@ -149,7 +158,7 @@ static void test_check_kernel_at_stages(void **s) {
     pipeline_set_opts(p.kps[0], &up, 1);
     for (int n = 0; n <= STAGE_COUNT; n++) {
         sb_clear(&sb);
-        if (!program_check_kernel(p.s, p.kps, 0, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
+        if (!check_kernel_at(p.s, p.kps, 0, n, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err))
             fail_msg("UPCAST, at %d: %s", n, err);
         assert_true(rep.ok);
     }
@@ -184,7 +193,7 @@ static void test_check_kernel_at_stages(void **s) {
     free(t2);
     free(map);
     sb_clear(&sb);
-    assert_true(program_check_kernel(p.s, p.kps, last, 0, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
+    assert_true(check_kernel_at(p.s, p.kps, last, 0, inputs, NULL, 1e-5, 1e-4, &rep, &sb, err, sizeof err));
     assert_false(rep.ok);
     assert_non_null(strstr(sb_str(&sb), "differ from the reference"));
     pipeline_free(p.kps[last]);

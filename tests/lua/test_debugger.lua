@@ -420,6 +420,22 @@ T.test("a run whose output is wrong names the first kernel that is wrong on its 
   T.ok(not tostring(rep):find("first wrong one", 1, true), tostring(rep))
 end)
 
+T.test("a run wrong only through kernels each right within tolerance says the difference builds up", function()
+  -- kernel 1 sums to 10.00002 instead of 10, well inside the tolerance; kernel 2 multiplies
+  -- the difference by 1e6
+  local a = Tensor.new({1, 2, 3, 4}, "float32")
+  local p = uop.compile((a:sum():contiguous() - 10) * 1e6 + a)
+  T.eq(#p:kernels(), 2)
+  p:kernel(1):insert(4, uop.rules{ {name = "bump_sum", pattern = "(STORE i v@(REDUCE))",
+    rewrite = function(m) return uop.new("STORE", "void", {m.i, m.v * 1.000002}) end} })
+  T.ok(p:kernel(1):check(22, {quiet = true}).ok, "kernel 1 is right within the tolerance")
+  local _, rep = p:run{validate = true}
+  T.eq(rep.ok, false)
+  T.eq(rep.first_wrong_kernel, nil)
+  T.contains(tostring(rep), "\neach of the 2 kernels is right given the reference of its inputs: "
+                           .. "the difference builds up from one kernel to the next")
+end)
+
 T.test("bisect checks the kernel as scheduled last, and only when no later point is right", function()
   local k = uop.compile(matmul3()):kernel(1)
   k:insert(1, mul_to_add())

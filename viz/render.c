@@ -17,6 +17,7 @@
  * subexpression longer than RENDER_MAX_TEXT characters is written as its
  * node label %<id> instead, so heavily shared graphs stay readable. */
 #include "render.h"
+#include "../core/ir/range_arg.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -89,17 +90,9 @@ static void put_python_value(StrBuf *sb, const Arg *a, bool top) {
 }
 
 static void put_range_name(StrBuf *sb, const UOp *u) {
-    sb_putc(sb, 'r');
-    const Arg *a = u->arg;
-    if (!a || a->kind != ARG_TUPLE) { sb_printf(sb, "%%%u", u->id); return; }
-    for (uint32_t i = 0; i + 1 < a->n; i++) {
-        if (i) sb_putc(sb, '_');
-        const Arg *x = a->items[i];
-        if (x && x->kind == ARG_INT) {
-            if (x->v.i >= 0) sb_printf(sb, "%lld", (long long)x->v.i);
-            else sb_printf(sb, "m%llu", (unsigned long long)(-(x->v.i + 1)) + 1);
-        } else put_python_value(sb, x, true);
-    }
+    char name[64];
+    range_label(u, name, sizeof name);
+    sb_puts(sb, name);
 }
 
 /* writes the text of u into sb, given the texts of its sources */

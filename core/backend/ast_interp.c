@@ -17,6 +17,7 @@
  * SUB and MUL, float32 loads) has a direct path that gives exactly what the
  * general scalar semantics give. */
 #include "ast_interp.h"
+#include "../ir/range_arg.h"
 #include "division.h"
 #include "scalar_eval.h"
 #include <math.h>
@@ -66,6 +67,7 @@ typedef struct Interp {
     int nbufs;
     char *err;
     size_t errlen;
+    AccessFault *fault;   /* an access outside a buffer, when the run stopped on one */
     bool failed;
     /* evaluation recurses along the kernel's graph; past the stack budget it
      * stops with an error rather than overflowing the stack */
@@ -153,7 +155,27 @@ static int index_slot(const Interp *in, const UOp *u, char *why, size_t len) {
 }
 
 /* the buffer slot and element of an INDEX; *valid false for an Invalid index */
-static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
+/* an access of element elem of buffer slot s outside it, through INDEX k */
+static bool out_of_range(Interp *in, int k, int s, int64_t elem, bool store) {
+    if (in->failed) return false;
+    in->failed = true;
+    AccessFault *f = in->fault;
+    *f = (AccessFault){.failed = true, .store = store, .node_op = OP_INDEX, .index_id = in->nodes[k].u->id,
+                       .buffer_op = OP_DEFINE_GLOBAL, .buffer = s, .index = elem, .size = in->sizes[s], .width = 1,
+                       .threads = 1};
+    /* the open loops, outermost first (ranges are numbered in graph order) */
+    for (size_t i = 0; i < in->n; i++) {
+        const INode *nd = &in->nodes[i];
+        if (nd->range < 0 || !in->ractive[nd->range]) continue;
+        char name[24];
+        range_label(nd->u, name, sizeof name);
+        access_fault_add_loop(f, nd->u->id, name, in->rval[nd->range]);
+    }
+    access_fault_message(f, NULL, in->err, in->errlen);
+    return false;
+}
+
+static bool address(Interp *in, int k, bool store, int *slot, int64_t *elem, bool *valid) {
     const INode *nd = &in->nodes[k];
     const UOp *u = nd->u;
     int s = nd->slot;
@@ -172,9 +194,7 @@ static bool address(Interp *in, int k, int *slot, int64_t *elem, bool *valid) {
     }
     *slot = s;
     *elem = idx.i;
-    if (*valid && (idx.i < 0 || idx.i >= in->sizes[s]))
-        return fail(in, u, "out-of-range access: element %lld of DEFINE_GLOBAL %lld, which has %lld", (long long)idx.i,
-                    (long long)s, (long long)in->sizes[s]);
+    if (*valid && (idx.i < 0 || idx.i >= in->sizes[s])) return out_of_range(in, k, s, idx.i, store);
     return true;
 }
 
@@ -182,7 +202,7 @@ static bool load(Interp *in, int k, const DType *dt, IVal *out) {
     int slot;
     int64_t elem;
     bool valid;
-    if (!address(in, k, &slot, &elem, &valid)) return false;
+    if (!address(in, k, false, &slot, &elem, &valid)) return false;
     const DType *et = in->nodes[k].u->src[0]->dtype->base;
     if (!valid) *out = from_int(dt, 0);
     else if (et->sk == dt->sk) *out = from_scalar(scalar_read_fast(et, in->bufs[slot], (size_t)elem)); /* no conversion */
@@ -407,7 +427,7 @@ static bool exec_statement(Interp *in, int k) {
         int64_t elem;
         bool valid;
         if (u->nsrc < 2) return fail(in, u, "STORE needs a target and a value");
-        if (!address(in, nd->src[0], &slot, &elem, &valid)) return false;
+        if (!address(in, nd->src[0], true, &slot, &elem, &valid)) return false;
         IVal v;
         if (!eval(in, nd->src[1], &v)) return false;
         if (!valid) return true;
@@ -449,8 +469,16 @@ static void prepare_node(Interp *in, int i) {
 
 bool ast_interp_run(const UOp *kernel_sink, void **bufs, const int64_t *buf_sizes, int nbufs, char *err,
                     size_t errlen) {
+    return ast_interp_run_fault(kernel_sink, bufs, buf_sizes, nbufs, NULL, err, errlen);
+}
+
+bool ast_interp_run_fault(const UOp *kernel_sink, void **bufs, const int64_t *buf_sizes, int nbufs, AccessFault *fault,
+                          char *err, size_t errlen) {
     char dummy[8];
-    Interp in = {.bufs = bufs, .sizes = buf_sizes, .nbufs = nbufs, .err = err && errlen ? err : dummy,
+    AccessFault own;
+    if (!fault) fault = &own;
+    *fault = (AccessFault){0};
+    Interp in = {.bufs = bufs, .fault = fault, .sizes = buf_sizes, .nbufs = nbufs, .err = err && errlen ? err : dummy,
                  .errlen = err && errlen ? errlen : sizeof dummy};
     in.err[0] = 0;
     stack_guard_init(&in.guard);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../ir/uop.h"
+#include "access_fault.h"
 
 typedef struct Kernel Kernel;
 
@@ -35,8 +36,9 @@ void kernel_free(Kernel *k);
  * buffer of known size (a DEFINE_GLOBAL, DEFINE_REG or DEFINE_LOCAL pointer
  * dtype's size) checks, when its gate is true, that the elements it touches
  * lie inside the buffer.  An access outside does not touch memory: the
- * kernel stops and the run fails with a message naming the INDEX, e.g.
- * "INDEX %41 reads buffer 1 at 12, past its 9 elements (r0=1, r1=2, r2=0)". */
+ * kernel stops and the run fails with a message naming the INDEX, in
+ * access_fault.h's words, e.g. "INDEX %41 reads buffer 1 at 12, past its
+ * 9 elements (r0=1, r1=2, r2=0)". */
 typedef struct KernelCompileOpts {
     bool checked;
 } KernelCompileOpts;
@@ -45,33 +47,11 @@ Kernel *kernel_compile_opts(const char *name, const UOp *const *lst, size_t n, c
                             size_t errlen);
 bool kernel_is_checked(const Kernel *k);
 
-#define KERNEL_CHECK_RANGES 16
-/* The first failed access of a checked run. */
-typedef struct KernelCheckReport {
-    bool failed;
-    bool store;               /* a STORE, else a LOAD */
-    unsigned index_id;        /* the INDEX node */
-    Op buffer_op;             /* OP_DEFINE_GLOBAL, OP_DEFINE_REG, OP_DEFINE_LOCAL; OP_NOOP if not known */
-    int64_t buffer;           /* DEFINE_GLOBAL: its number (arg); otherwise the node id */
-    int64_t index;            /* the element offset */
-    int64_t size;             /* the buffer's elements */
-    int width;                /* elements the access covers (more than 1 for a vector) */
-    int32_t core_id;
-    int threads;              /* core_ids the kernel runs on */
-    int nranges;              /* the open loops, outermost first (at most KERNEL_CHECK_RANGES) */
-    unsigned range_id[KERNEL_CHECK_RANGES];
-    char range_name[KERNEL_CHECK_RANGES][24];
-    int64_t range_value[KERNEL_CHECK_RANGES];
-} KernelCheckReport;
-
 /* Runs all core_ids of a checked kernel (as kernel_run_parallel does) and
  * fills rep (failed = false when every access was inside its buffer; the
  * lowest core_id's failure otherwise).  False with a message on a failed
  * check, an interrupt or bad arguments. */
-bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, KernelCheckReport *rep, char *err, size_t errlen);
-/* The message of a failed check; buffer_name (may be NULL) is added after
- * a DEFINE_GLOBAL's number. */
-void kernel_check_message(const KernelCheckReport *rep, const char *buffer_name, char *out, size_t outlen);
+bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, AccessFault *rep, char *err, size_t errlen);
 
 const char *kernel_name(const Kernel *k);
 /* Buffers in ABI order: element dtype of the pointer (e.g. float32 or

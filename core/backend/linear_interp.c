@@ -17,6 +17,7 @@
  * or STORE of W lanes through one pointer lane touches W consecutive
  * scalars; through W pointer lanes (a gather or scatter) one scalar each. */
 #include "linear_interp.h"
+#include "../ir/range_arg.h"
 #include "../util/interrupt.h"
 #include "division.h"
 #include "scalar_eval.h"
@@ -107,6 +108,7 @@ typedef struct LI {
     int32_t *open;       /* the RANGEs open now, outermost first */
     int nopen;
     uint8_t *access;     /* by pc: how an INDEX is used (ACC_*) */
+    int32_t *access_width; /* by pc: the most scalars a LOAD or STORE through an INDEX covers */
     /* the SPECIAL dims: workgroup dims (gidx, idx, a core_id) and work-item
      * dims (lidx), each with its size and its id in the current run */
     int ndims;
@@ -116,39 +118,41 @@ typedef struct LI {
     uint64_t executed, budget;
     char *err;
     size_t errlen;
+    AccessFault *fault;  /* an access outside a buffer, when the run stopped on one */
     bool failed, running;
 } LI;
 
 /* ---- messages ---- */
 
-/* the loop variables (and core_id) now, " (r0=1, r1=2)"; "" outside loops */
-static void loop_context(const LI *li, char *buf, size_t len) {
-    size_t at = 0;
-    buf[0] = 0;
+/* the SPECIAL dims' ids and the open loops' counters now, outermost first */
+static void add_loops(const LI *li, AccessFault *f) {
     if (!li->running) return;
-    int items = 0;
-#define PUT(...) do { int w_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__); if (w_ > 0) at += (size_t)w_; } while (0)
     for (int d = 0; d < li->ndims; d++) {
-        const Arg *a = li->dim_node[d]->arg;
-        PUT("%s%.*s=%lld", items++ ? ", " : " (", a && a->kind == ARG_STR ? (int)a->n : 4,
-            a && a->kind == ARG_STR ? a->v.s : "core", (long long)li->dim_id[d]);
+        const UOp *dn = li->dim_node[d];
+        char name[24];
+        if (dn->arg && dn->arg->kind == ARG_STR) snprintf(name, sizeof name, "%.*s", (int)dn->arg->n, dn->arg->v.s);
+        else snprintf(name, sizeof name, "dim%%%u", dn->id);
+        access_fault_add_loop(f, dn->id, name, li->dim_id[d]);
     }
     for (int k = 0; k < li->nopen; k++) {
         const Ins *r = &li->ins[li->open[k]];
-        PUT("%sr", items++ ? ", " : " (");
-        const Arg *a = r->u->arg;
-        int parts = 0;
-        if (a && a->kind == ARG_INT) {
-            PUT("%lld", (long long)a->v.i);
-            parts++;
-        }
-        for (uint32_t j = 0; a && a->kind == ARG_TUPLE && j < a->n; j++)
-            if (a->items[j] && a->items[j]->kind == ARG_INT) PUT("%s%lld", parts++ ? "_" : "", (long long)a->items[j]->v.i);
-        if (!parts) PUT("%%%u", r->u->id);
-        PUT("=%lld", (long long)li->val[r->val].i);
+        char name[24];
+        range_label(r->u, name, sizeof name);
+        access_fault_add_loop(f, r->u->id, name, li->val[r->val].i);
     }
-    if (items) PUT(")");
-#undef PUT
+}
+
+/* the loop variables (and thread ids) now, " (r0=1, r1=2)"; "" outside loops */
+static void loop_context(const LI *li, char *buf, size_t len) {
+    AccessFault f = {0};
+    add_loops(li, &f);
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < f.nranges && at < len; i++) {
+        int w = snprintf(buf + at, len - at, "%s%s=%lld", i ? ", " : " (", f.range_name[i], (long long)f.range_value[i]);
+        if (w > 0) at += (size_t)w;
+    }
+    if (f.nranges && at < len) at += (size_t)snprintf(buf + at, len - at, ")");
     if (at >= len && len > 4) memcpy(buf + len - 4, "...", 4);
 }
 
@@ -171,24 +175,24 @@ static void buf_name(const LI *li, int b, char *out, size_t len) {
     const Buf *bf = &li->bufs[b];
     if (!bf->def) snprintf(out, len, "no buffer (a pointer used where it was not computed)");
     else if (bf->global >= 0) snprintf(out, len, "buffer %lld", (long long)bf->global);
-    else snprintf(out, len, "%s %%%u", uop_op(bf->def) == OP_DEFINE_LOCAL ? "local" : "reg", bf->def->id);
+    else snprintf(out, len, "%s %%%u", op_name(uop_op(bf->def)), bf->def->id);
 }
 
 /* an access of `width` scalars at off outside buffer b; ix is the INDEX
- * (or the node) the address comes from, by the LOAD/STORE when wider */
-static bool out_of_range(LI *li, const UOp *ix, int verbs, int b, int64_t off, int64_t width, const UOp *by) {
+ * (or the node) the address comes from */
+static bool out_of_range(LI *li, const UOp *ix, int verbs, int b, int64_t off, int64_t width) {
     if (li->failed) return false;
     li->failed = true;
-    char name[64], where[512], wide[96] = "";
-    buf_name(li, b, name, sizeof name);
-    loop_context(li, where, sizeof where);
-    const char *verb = verbs == ACC_WRITE ? "writes" : verbs == ACC_READ ? "reads" : "accesses";
-    if (by && width > 1) snprintf(wide, sizeof wide, " (%lld elements, by %s %%%u)", (long long)width, op_name(uop_op(by)), by->id);
-    else if (by) snprintf(wide, sizeof wide, " (by %s %%%u)", op_name(uop_op(by)), by->id);
-    else if (width > 1) snprintf(wide, sizeof wide, " (%lld elements)", (long long)width);
-    const int64_t n = li->bufs[b].n;
-    snprintf(li->err, li->errlen, "interp: %s %%%u %s %s at %lld%s, %s its %lld elements%s", op_name(uop_op(ix)),
-             ix->id, verb, name, (long long)off, wide, off < 0 ? "before the start of" : "past", (long long)n, where);
+    const Buf *bf = &li->bufs[b];
+    AccessFault *f = li->fault;
+    *f = (AccessFault){.failed = true, .node_op = uop_op(ix), .index_id = ix->id, .store = verbs == ACC_WRITE,
+                       .both = verbs == (ACC_READ | ACC_WRITE), .index = off, .size = bf->n,
+                       .width = width > INT32_MAX ? INT32_MAX : (int)width, .threads = 1};
+    if (bf->global >= 0) f->buffer_op = OP_DEFINE_GLOBAL, f->buffer = bf->global;
+    else if (bf->def) f->buffer_op = uop_op(bf->def), f->buffer = bf->def->id;
+    else f->buffer_op = OP_NOOP;
+    add_loops(li, f);
+    access_fault_message(f, NULL, li->err, li->errlen);
     return false;
 }
 
@@ -669,7 +673,12 @@ static bool control_flow(LI *li) {
         const Ins *in = &li->ins[pc];
         if (in->kind == K_INDEX && in->val != in->ptr) li->access[pc] |= ACC_READ;
         const Node *ixn = (in->kind == K_LOAD || in->kind == K_STORE) && in->ix ? node_of(li, in->ix) : NULL;
-        if (ixn && ixn->pc >= 0) li->access[ixn->pc] |= in->kind == K_LOAD ? ACC_READ : ACC_WRITE;
+        if (!ixn || ixn->pc < 0) continue;
+        li->access[ixn->pc] |= in->kind == K_LOAD ? ACC_READ : ACC_WRITE;
+        /* a vector read or written through one address covers its lanes */
+        const Ref *r = &li->refs[in->src];
+        int32_t lanes = in->kind == K_LOAD ? in->lanes : r[1].lanes;
+        if (r[0].lanes == 1 && lanes > li->access_width[ixn->pc]) li->access_width[ixn->pc] = lanes;
     }
     free(stack);
     return ok;
@@ -704,7 +713,6 @@ static bool load_lanes(LI *li, const Ins *in, int32_t p, int A, int32_t dst, int
     ScalarVal *val = li->val;
     uint8_t *inv = li->inv;
     const UOp *ix = in->ix ? in->ix : in->u;
-    const UOp *by = in->kind == K_INDEX ? NULL : in->u;
     if (A == 1 && W > 1) {
         if (inv[p]) {
             for (int k = 0; k < W; k++) {
@@ -716,7 +724,7 @@ static bool load_lanes(LI *li, const Ins *in, int32_t p, int A, int32_t dst, int
         }
         if (!in_bounds(li, &val[p], W))
             return out_of_range(li, ix, in->kind == K_INDEX && li->access[pc] ? li->access[pc] : ACC_READ, buf_of(&val[p]),
-                                val[p].i, W, by);
+                                val[p].i, W);
         if (!check_type(li, in, &val[p])) return false;
         const Buf *b = &li->bufs[buf_of(&val[p])];
         for (int k = 0; k < W; k++) {
@@ -733,7 +741,7 @@ static bool load_lanes(LI *li, const Ins *in, int32_t p, int A, int32_t dst, int
             inv[dst + k] = a >= 0 ? inv[a] : 0;
             continue;
         }
-        if (!in_bounds(li, &val[q], 1)) return out_of_range(li, ix, ACC_READ, buf_of(&val[q]), val[q].i, 1, by);
+        if (!in_bounds(li, &val[q], 1)) return out_of_range(li, ix, ACC_READ, buf_of(&val[q]), val[q].i, 1);
         if (!check_type(li, in, &val[q])) return false;
         const Buf *b = &li->bufs[buf_of(&val[q])];
         val[dst + k] = scalar_read(b->et, b->data, (size_t)val[q].i);
@@ -749,7 +757,7 @@ static bool store_lanes(LI *li, const Ins *in, const Ref *ptr, const Ref *v) {
     int W = v->lanes, p = ptr->off;
     if (ptr->lanes == 1 && W > 1) {
         if (inv[p]) return true;
-        if (!in_bounds(li, &val[p], W)) return out_of_range(li, ix, ACC_WRITE, buf_of(&val[p]), val[p].i, W, in->u);
+        if (!in_bounds(li, &val[p], W)) return out_of_range(li, ix, ACC_WRITE, buf_of(&val[p]), val[p].i, W);
         if (!check_type(li, in, &val[p])) return false;
         const Buf *b = &li->bufs[buf_of(&val[p])];
         for (int k = 0; k < W; k++) {
@@ -761,7 +769,7 @@ static bool store_lanes(LI *li, const Ins *in, const Ref *ptr, const Ref *v) {
     for (int k = 0; k < ptr->lanes; k++) {
         int32_t q = p + k, s = v->off + (W > 1 ? k : 0);
         if (inv[q]) continue;
-        if (!in_bounds(li, &val[q], 1)) return out_of_range(li, ix, ACC_WRITE, buf_of(&val[q]), val[q].i, 1, NULL);
+        if (!in_bounds(li, &val[q], 1)) return out_of_range(li, ix, ACC_WRITE, buf_of(&val[q]), val[q].i, 1);
         if (!check_type(li, in, &val[q])) return false;
         if (inv[s]) return fail(li, in->u, "stores an Invalid value");
         const Buf *b = &li->bufs[buf_of(&val[q])];
@@ -792,9 +800,9 @@ static bool exec_index(LI *li, const Ins *in, int pc) {
         val[po + k].i = (int64_t)off;
         val[po + k].f = val[bk].f;
         inv[po + k] = !ok;
-        if (ok && !in_bounds(li, &val[po + k], w))
+        if (ok && !in_bounds(li, &val[po + k], w)) /* named as the widest access through it */
             return out_of_range(li, in->u, li->access[pc] ? li->access[pc] : ACC_READ, buf_of(&val[po + k]), (int64_t)off,
-                                w, NULL);
+                                li->access_width[pc] > w ? li->access_width[pc] : w);
     }
     if (in->val != in->ptr) return load_lanes(li, in, po, A, in->val, in->lanes, NULL, pc);
     return true;
@@ -1178,9 +1186,17 @@ static bool run_workgroups(LI *li) {
 /* ---- entry ---- */
 
 bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen) {
+    return linear_interp_run_fault(linear, bufs, sizes, nbufs, NULL, err, errlen);
+}
+
+bool linear_interp_run_fault(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, AccessFault *fault,
+                             char *err, size_t errlen) {
     char dummy[8];
+    AccessFault own;
+    if (!fault) fault = &own;
+    *fault = (AccessFault){0};
     LI li = {.sizes = sizes, .err = err && errlen ? err : dummy, .errlen = err && errlen ? errlen : sizeof dummy,
-             .budget = budget_setting ? budget_setting : DEFAULT_BUDGET};
+             .fault = fault, .budget = budget_setting ? budget_setting : DEFAULT_BUDGET};
     li.err[0] = 0;
     if (nbufs < 0) nbufs = 0;
     if (!linear || uop_op(linear) != OP_LINEAR) {
@@ -1194,7 +1210,8 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     li.rend = calloc((size_t)li.n + 1, sizeof *li.rend);
     li.open = calloc((size_t)li.n + 1, sizeof *li.open);
     li.access = calloc((size_t)li.n + 1, 1);
-    if (!li.ins || !li.rend || !li.open || !li.access) ok = oom(&li);
+    li.access_width = calloc((size_t)li.n + 1, sizeof *li.access_width);
+    if (!li.ins || !li.rend || !li.open || !li.access || !li.access_width) ok = oom(&li);
     /* buffer 0 is none (a pointer lane that was never set points to it, and
      * every access through it is out of range); DEFINE_GLOBAL g's is g + 1 */
     if (ok && add_buf(&li, (Buf){NULL, NULL, 0, NULL, -1, false}) < 0) ok = oom(&li);
@@ -1221,6 +1238,7 @@ bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int
     free(li.rend);
     free(li.open);
     free(li.access);
+    free(li.access_width);
     u64map_free(&li.pos);
     return ok && !li.failed;
 }

@@ -28,7 +28,9 @@
  * Every INDEX executed is checked against its buffer (and every LOAD and
  * STORE wider than one element): an access outside it is an error naming
  * the INDEX node, the buffer, the element, the size and the loop variables
- * at that moment, never a crash.  Messages start with "interp: ".  The
+ * at that moment, in access_fault.h's words (as a compiled kernel with
+ * bounds checks says it), never a crash.  Other messages start with
+ * "interp: ".  The
  * work is bounded: past the instruction budget, or when the process-wide
  * interrupt flag is set (core/util/interrupt.h, Ctrl-C), the run stops with
  * an error. */
@@ -38,11 +40,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../ir/uop.h"
+#include "access_fault.h"
 
 /* Runs a linear program (the sources of a LINEAR node, in order) on bufs
  * (bufs[i] is DEFINE_GLOBAL i's storage in its element dtype, sizes[i]
  * elements).  False with a one-line message naming the node on error. */
 bool linear_interp_run(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen);
+/* The same, and when the run stopped on an access outside a buffer, fault
+ * says where (fault->failed; the message is access_fault.h's). */
+bool linear_interp_run_fault(const UOp *linear, void **bufs, const int64_t *sizes, int nbufs, AccessFault *fault,
+                             char *err, size_t errlen);
 
 /* The most instructions one run (all its core_ids) may execute; 0 restores
  * the default, 2^34.  Process-wide. */

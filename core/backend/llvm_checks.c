@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/range_arg.h"
 #include "../util/interrupt.h"
 
 #define CHUNK 65536
@@ -114,26 +115,6 @@ static void poll_interrupt(Render *r, const UOp *u) {
 
 /* ---- loops ---- */
 
-/* the range's name as the infix renderer writes it: r<axis ids joined by _> */
-static void range_name(const UOp *u, char *out, size_t len) {
-    const Arg *a = u->arg;
-    if (!a || a->kind != ARG_TUPLE || a->n < 2) {
-        snprintf(out, len, "r%%%u", u->id);
-        return;
-    }
-    size_t off = (size_t)snprintf(out, len, "r");
-    for (uint32_t i = 0; i + 1 < a->n && off < len; i++) {
-        const Arg *x = a->items[i];
-        if (!x || x->kind != ARG_INT) {
-            snprintf(out, len, "r%%%u", u->id);
-            return;
-        }
-        const char *sep = i ? "_" : "";
-        if (x->v.i >= 0) off += (size_t)snprintf(out + off, len - off, "%s%lld", sep, (long long)x->v.i);
-        else off += (size_t)snprintf(out + off, len - off, "%sm%llu", sep, (unsigned long long)(-(x->v.i + 1)) + 1);
-    }
-}
-
 /* the RANGE's entry in the signature's ranges (checked kernels), -1 on OOM */
 static int add_range(Render *r, const UOp *u) {
     KernelSignature *sig = r->sig;
@@ -148,7 +129,7 @@ static int add_range(Render *r, const UOp *u) {
     }
     KernelRangeInfo *ri = &sig->ranges[sig->nranges];
     ri->id = u->id;
-    range_name(u, ri->name, sizeof ri->name);
+    range_label(u, ri->name, sizeof ri->name);
     return sig->nranges++;
 }
 
@@ -279,8 +260,8 @@ void lr_check_access(Render *r, const UOp *mem, const DType *vd, int lane) {
         .size = pd->size,
         .width = bsz > 0 && vsz > bsz ? vsz / bsz : 1,
     };
-    const Block *loops[KERNEL_CHECK_RANGES];
-    for (int k = 0; k < r->depth && site.nranges < KERNEL_CHECK_RANGES; k++) {
+    const Block *loops[ACCESS_FAULT_LOOPS];
+    for (int k = 0; k < r->depth && site.nranges < ACCESS_FAULT_LOOPS; k++) {
         const Block *bl = &r->stack[k];
         if (uop_op(bl->op) != OP_RANGE || bl->range_slot < 0) continue;
         loops[site.nranges] = bl;

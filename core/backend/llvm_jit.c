@@ -33,6 +33,7 @@ struct Kernel {
     LLVMOrcLLJITRef jit;
     EntryFn entry;
     int threads;          /* core_ids the kernel is split over (SPECIAL's size), 1 if none */
+    const UOp *core;      /* that SPECIAL, which a failed access names as the graph does ("gidx0=2") */
 };
 
 /* ---- host target, set up once ---- */
@@ -180,8 +181,10 @@ Kernel *kernel_compile_opts(const char *name, const UOp *const *lst, size_t n, c
     for (size_t i = 0; i < n; i++) {
         int64_t size;
         if (uop_op(lst[i]) == OP_SPECIAL && lst[i]->nsrc == 1 && uop_const_int_value(lst[i]->src[0], &size) &&
-            size > k->threads && size <= 1024)
+            size > k->threads && size <= 1024) {
             k->threads = (int)size;
+            k->core = lst[i];
+        }
     }
     double t0 = now_ms();
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
@@ -255,12 +258,13 @@ static bool kernel_has_vars(const Kernel *k, const int32_t *vars, char *err, siz
 }
 
 /* the report of core_id's failed access, from what the kernel wrote */
-static void fill_report(const Kernel *k, const KernelRawReport *raw, int32_t core_id, KernelCheckReport *rep) {
+static void fill_report(const Kernel *k, const KernelRawReport *raw, int32_t core_id, AccessFault *rep) {
     memset(rep, 0, sizeof *rep);
     if (!raw->failed || raw->site < 0 || raw->site >= k->sig.nsites) return;
     const KernelCheckSite *site = &k->sig.sites[raw->site];
     rep->failed = true;
     rep->store = site->store;
+    rep->node_op = OP_INDEX;
     rep->index_id = site->index_id;
     rep->buffer_op = site->buffer_op;
     rep->buffer = site->buffer;
@@ -269,49 +273,17 @@ static void fill_report(const Kernel *k, const KernelRawReport *raw, int32_t cor
     rep->width = site->width;
     rep->core_id = core_id;
     rep->threads = k->threads;
-    rep->nranges = site->nranges;
+    if (k->threads > 1) {
+        const Arg *a = k->core->arg;
+        char name[24];
+        if (a && a->kind == ARG_STR) snprintf(name, sizeof name, "%.*s", (int)a->n, a->v.s);
+        else snprintf(name, sizeof name, "core_id");
+        access_fault_add_loop(rep, k->core->id, name, core_id);
+    }
     for (int i = 0; i < site->nranges; i++) {
         const KernelRangeInfo *ri = &k->sig.ranges[site->ranges[i]];
-        rep->range_id[i] = ri->id;
-        snprintf(rep->range_name[i], sizeof rep->range_name[i], "%s", ri->name);
-        rep->range_value[i] = raw->ranges[i];
+        access_fault_add_loop(rep, ri->id, ri->name, raw->ranges[i]);
     }
-}
-
-void kernel_check_message(const KernelCheckReport *rep, const char *buffer_name, char *out, size_t outlen) {
-    if (!out || !outlen) return;
-    if (!rep || !rep->failed) {
-        snprintf(out, outlen, "every access was inside its buffer");
-        return;
-    }
-    char what[96], count[48] = "";
-    if (rep->buffer_op == OP_DEFINE_GLOBAL)
-        snprintf(what, sizeof what, "buffer %lld%s%s%s", (long long)rep->buffer, buffer_name ? " (" : "",
-                 buffer_name ? buffer_name : "", buffer_name ? ")" : "");
-    else if (rep->buffer_op == OP_DEFINE_REG || rep->buffer_op == OP_DEFINE_LOCAL)
-        snprintf(what, sizeof what, "%s %%%lld", op_name(rep->buffer_op), (long long)rep->buffer);
-    else
-        snprintf(what, sizeof what, "its pointer");
-    if (rep->width > 1) snprintf(count, sizeof count, "%d elements of ", rep->width);
-    size_t off = 0;
-#define PUT(...) \
-    do { \
-        if (off < outlen) { \
-            int w_ = snprintf(out + off, outlen - off, __VA_ARGS__); \
-            if (w_ > 0) off += (size_t)w_; \
-        } \
-    } while (0)
-    PUT("INDEX %%%u %s %s%s at %lld", rep->index_id, rep->store ? "writes" : "reads", count, what, (long long)rep->index);
-    if (rep->index < 0) PUT(", before the start of its %lld element%s", (long long)rep->size, rep->size == 1 ? "" : "s");
-    else PUT(", past its %lld element%s", (long long)rep->size, rep->size == 1 ? "" : "s");
-    if (rep->nranges || rep->threads > 1) {
-        PUT(" (");
-        if (rep->threads > 1) PUT("core_id=%d%s", (int)rep->core_id, rep->nranges ? ", " : "");
-        for (int i = 0; i < rep->nranges; i++)
-            PUT("%s%s=%lld", i ? ", " : "", rep->range_name[i], (long long)rep->range_value[i]);
-        PUT(")");
-    }
-#undef PUT
 }
 
 bool kernel_is_checked(const Kernel *k) { return k && k->sig.checked; }
@@ -330,7 +302,7 @@ static void run_core(void *ud, int core_id) {
 
 /* Runs core_ids first..first+count-1 (concurrently when more than one);
  * a failed check (the lowest core_id's) goes to rep and err. */
-static bool run_cores(Kernel *k, void **bufs, const int32_t *vars, int32_t first, int count, KernelCheckReport *rep,
+static bool run_cores(Kernel *k, void **bufs, const int32_t *vars, int32_t first, int count, AccessFault *rep,
                       char *err, size_t errlen) {
     KernelRawReport one, *raw = count > 1 ? calloc((size_t)count, sizeof *raw) : &one;
     if (!raw) { snprintf(err, errlen, "out of memory"); return false; }
@@ -348,7 +320,7 @@ static bool run_cores(Kernel *k, void **bufs, const int32_t *vars, int32_t first
     else memset(rep, 0, sizeof *rep);
     if (raw != &one) free(raw);
     if (rep->failed) {
-        kernel_check_message(rep, NULL, err, errlen);
+        access_fault_message(rep, NULL, err, errlen);
         return false;
     }
     if (uopdb_interrupted()) { snprintf(err, errlen, "interrupted"); return false; }
@@ -360,7 +332,7 @@ bool kernel_run_core(Kernel *k, void **bufs, const int32_t *vars, int32_t core_i
     if (!err || !errlen) err = scratch, errlen = sizeof scratch;
     err[0] = 0;
     if (!kernel_has_buffers(k, bufs, err, errlen) || !kernel_has_vars(k, vars, err, errlen)) return false;
-    KernelCheckReport rep;
+    AccessFault rep;
     return run_cores(k, bufs, vars, core_id, 1, &rep, err, errlen);
 }
 
@@ -370,9 +342,9 @@ bool kernel_run(Kernel *k, void **bufs, const int32_t *vars, char *err, size_t e
 
 int kernel_threads(const Kernel *k) { return k ? k->threads : 1; }
 
-bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, KernelCheckReport *rep, char *err, size_t errlen) {
+bool kernel_run_checked(Kernel *k, void **bufs, const int32_t *vars, AccessFault *rep, char *err, size_t errlen) {
     char scratch[256];
-    KernelCheckReport local;
+    AccessFault local;
     if (!err || !errlen) err = scratch, errlen = sizeof scratch;
     if (!rep) rep = &local;
     err[0] = 0;

@@ -39,7 +39,7 @@ typedef struct KernelCheckSite {
     int64_t size;             /* elements of the buffer */
     int width;                /* elements the access covers */
     int nranges;              /* the open loops, outermost first */
-    int ranges[KERNEL_CHECK_RANGES];   /* entries of KernelSignature.ranges */
+    int ranges[ACCESS_FAULT_LOOPS];   /* entries of KernelSignature.ranges */
 } KernelCheckSite;
 
 /* What a checked kernel writes when an access fails (the hidden last
@@ -49,7 +49,7 @@ typedef struct KernelRawReport {
     int32_t failed;           /* 0, or 1 once an access failed (the kernel then returns) */
     int32_t site;             /* index into KernelSignature.sites */
     int64_t index;            /* the element offset */
-    int64_t ranges[KERNEL_CHECK_RANGES];   /* the open loops' counters, as the site lists them */
+    int64_t ranges[ACCESS_FAULT_LOOPS];   /* the open loops' counters, as the site lists them */
 } KernelRawReport;
 
 typedef struct KernelSignature {

@@ -6,7 +6,6 @@
 #include <string.h>
 #include "../backend/ast_interp.h"
 #include "../backend/backend.h"
-#include "../backend/interp_error.h"
 #include "../backend/linear_interp.h"
 #include "../backend/scalar_eval.h"
 #include "../stages/linearize_point.h"
@@ -99,7 +98,8 @@ fail:
     return NULL;
 }
 
-typedef bool (*InterpFn)(const UOp *root, void **bufs, const int64_t *sizes, int nbufs, char *err, size_t errlen);
+typedef bool (*InterpFn)(const UOp *root, void **bufs, const int64_t *sizes, int nbufs, AccessFault *fault, char *err,
+                         size_t errlen);
 
 /* runs an interpreter on the kernel's buffers (the session's data) */
 static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char *msg, size_t msglen) {
@@ -111,8 +111,12 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
         args[g] = kc->data[k->bufs[g]];
         sizes[g] = kc->s->bufs[k->bufs[g]].size;
     }
-    if (ok) ok = run(root, args, sizes, k->nbufs, msg, msglen);
-    else snprintf(msg, msglen, "out of memory");
+    AccessFault fault;
+    if (!ok) snprintf(msg, msglen, "out of memory");
+    else if (!(ok = run(root, args, sizes, k->nbufs, &fault, msg, msglen)) && fault.failed) {
+        program_access_message(kc->s, kc->ki, &fault, msg, msglen);
+        snprintf(kc->access, sizeof kc->access, "%s", msg);
+    }
     free(args);
     free(sizes);
     return ok;
@@ -138,7 +142,7 @@ static int run_compiled(KernelCheck *kc, const UOp *lin, char *msg, size_t msgle
         snprintf(msg, msglen, "it has variables, which a check does not bind");
     }
     if (!kern) return -1;
-    KernelCheckReport rep;
+    AccessFault rep;
     bool ran = program_run_compiled(kc->s, kc->ki, kern, kc->data, &rep, msg, msglen);
     kernel_free(kern);
     if (!ran && rep.failed) snprintf(kc->access, sizeof kc->access, "%s", msg);
@@ -212,9 +216,9 @@ static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen)
             return ran > 0;
         }
     }
-    if (sh.scalar) return run_on_buffers(kc, ast_interp_run, root, msg, msglen);
+    if (sh.scalar) return run_on_buffers(kc, ast_interp_run_fault, root, msg, msglen);
     if (!lin && !(lin = linearize(kc, root, msg, msglen))) return false;
-    return run_on_buffers(kc, linear_interp_run, lin, msg, msglen);
+    return run_on_buffers(kc, linear_interp_run_fault, lin, msg, msglen);
 }
 
 /* zeroes the kernel's output: a kernel that forgets to write an element
@@ -233,8 +237,6 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
     char msg[1024];
     kc->access[0] = 0;
     bool ran = run_root(kc, root, msg, sizeof msg);
-    if (!ran && !kc->access[0] && interp_error_is_out_of_range(msg))
-        snprintf(kc->access, sizeof kc->access, "%s", strstr(msg, "interp: ") + 8);
     if (!ran) {
         snprintf(err, errlen, "kernel %d (%s)%s: %s", kc->ki + 1, k->name, label, msg);
         return false;

@@ -42,7 +42,14 @@ bool program_alloc_buffer(const Schedule *s, int b, void **data, bool *owned, ch
     return true;
 }
 
-bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, KernelCheckReport *rep, char *err,
+void program_access_message(const Schedule *s, int i, const AccessFault *f, char *out, size_t outlen) {
+    const SchedKernel *k = &s->kernels[i];
+    const char *bname = NULL;
+    if (f->buffer_op == OP_DEFINE_GLOBAL && f->buffer >= 0 && f->buffer < k->nbufs) bname = s->bufs[k->bufs[f->buffer]].name;
+    access_fault_message(f, bname, out, outlen);
+}
+
+bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, AccessFault *rep, char *err,
                           size_t errlen) {
     const SchedKernel *k = &s->kernels[i];
     char msg[1024];
@@ -68,13 +75,7 @@ bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, K
         }
     }
     if (ok && !(ok = kernel_run_checked(kern, args, NULL, rep, msg, sizeof msg))) {
-        if (rep->failed) {
-            /* name the program buffer the failed access was in */
-            const char *bname = NULL;
-            if (rep->buffer_op == OP_DEFINE_GLOBAL && rep->buffer >= 0 && rep->buffer < k->nbufs)
-                bname = s->bufs[k->bufs[rep->buffer]].name;
-            kernel_check_message(rep, bname, msg, sizeof msg);
-        }
+        if (rep->failed) program_access_message(s, i, rep, msg, sizeof msg);
         snprintf(err, errlen, "%s", msg);
     }
     free(args);
@@ -96,7 +97,7 @@ static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, voi
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
         return false;
     }
-    KernelCheckReport rep;
+    AccessFault rep;
     if (program_run_compiled(s, i, kern, data, &rep, msg, sizeof msg)) return true;
     snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
     return false;
@@ -117,8 +118,11 @@ static bool emulate_kernel(const Schedule *s, KernelPipeline *const *kps, int i,
         args[g] = data[k->bufs[g]];
         sizes[g] = s->bufs[k->bufs[g]].size;
     }
-    if (ok && !(ok = linear_interp_run(lin, args, sizes, k->nbufs, msg, sizeof msg)))
+    AccessFault fault;
+    if (ok && !(ok = linear_interp_run_fault(lin, args, sizes, k->nbufs, &fault, msg, sizeof msg))) {
+        if (fault.failed) program_access_message(s, i, &fault, msg, sizeof msg);
         snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    }
     free(args);
     free(sizes);
     return ok;
@@ -301,8 +305,11 @@ static bool kernel_reference(const Schedule *s, const SchedBuffer *want, RefBuff
         if (b == want) result = bufs[g];
     }
     char msg[1024];
-    if (ok && !(ok = ast_interp_run(k->ast, bufs, sizes, k->nbufs, msg, sizeof msg)))
+    AccessFault fault;
+    if (ok && !(ok = ast_interp_run_fault(k->ast, bufs, sizes, k->nbufs, &fault, msg, sizeof msg))) {
+        if (fault.failed) program_access_message(s, 0, &fault, msg, sizeof msg);
         snprintf(err, errlen, "the reference (the kernel as imported, interpreted): %s", msg);
+    }
     if (ok && result) {
         memset(out, 0, sizeof *out);
         out->dtype = want->dtype;

@@ -67,7 +67,11 @@ bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, vo
  * buffer, rep->failed is set and err names the access and the program
  * buffer ("INDEX %41 reads buffer 1 (input0) at 12, past its 9 elements
  * (r0=1)"). */
-bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, KernelCheckReport *rep, char *err,
+bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, AccessFault *rep, char *err,
                           size_t errlen);
+/* The words for a failed access of kernel i (access_fault.h), its
+ * DEFINE_GLOBAL named by the program buffer it is ("buffer 1 (input0)"),
+ * whichever executor ran it. */
+void program_access_message(const Schedule *s, int i, const AccessFault *f, char *out, size_t outlen);
 
 #endif

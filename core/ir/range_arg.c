@@ -1,6 +1,7 @@
 /* range_arg.c - a RANGE's ids and axis type, and tinygrad's order of
  * ranges (range_arg.h). */
 #include "range_arg.h"
+#include <stdio.h>
 
 AxisType range_axis_type(const UOp *r) {
     const Arg *a = r->arg;
@@ -41,5 +42,24 @@ int axis_to_pos(AxisType t) {
     case AXIS_REDUCE: return 4;
     case AXIS_UNROLL: return 5;
     default: return 6;
+    }
+}
+
+void range_label(const UOp *r, char *out, size_t len) {
+    if (!len) return;
+    const Arg *a = r->arg;
+    bool ids = a && a->kind == ARG_TUPLE && a->n >= 2;
+    for (uint32_t i = 0; ids && i + 1 < a->n; i++) ids = a->items[i] && a->items[i]->kind == ARG_INT;
+    if (!ids) {
+        snprintf(out, len, "r%%%u", r->id);
+        return;
+    }
+    size_t off = (size_t)snprintf(out, len, "r");
+    for (uint32_t i = 0; i + 1 < a->n && off < len; i++) {
+        int64_t v = a->items[i]->v.i;
+        const char *sep = i ? "_" : "";
+        int w = v >= 0 ? snprintf(out + off, len - off, "%s%lld", sep, (long long)v)
+                       : snprintf(out + off, len - off, "%sm%llu", sep, (unsigned long long)(-(v + 1)) + 1);
+        if (w > 0) off += (size_t)w;
     }
 }

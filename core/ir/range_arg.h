@@ -16,4 +16,8 @@ int range_ids_qsort_cmp(const void *a, const void *b);
 /* tinygrad's axis_to_pos: where an axis type goes in the order of ranges,
  * LOOP (-1) first, UNROLL (5) last */
 int axis_to_pos(AxisType t);
+/* A RANGE's short name, as listings and messages show it: "r" and its ids
+ * joined by "_" (r0, r1_2; a negative id -k as mk), or "r%ID" when its arg
+ * is not a tuple of ids and an axis type. */
+void range_label(const UOp *r, char *out, size_t len);
 #endif

@@ -5,6 +5,7 @@
 #define UOPDB_TEST_LINEAR_PROG_H
 #include <stdint.h>
 #include "core/backend/backend.h"
+#include "core/backend/linear_interp.h"
 #include "core/ir/uop.h"
 
 #define LP_UNUSED __attribute__((unused))
@@ -77,6 +78,22 @@ LP_UNUSED static Kernel *compile_prog(Prog *p, const char *name, bool checked) {
     Kernel *k = kernel_compile_opts(name, p->lst, p->n, &o, err, sizeof err);
     if (!k) fail_msg("%s: %s", name, err);
     return k;
+}
+
+/* Runs the program in the linear interpreter on bufs (each DEFINE_GLOBAL as
+ * large as its pointer dtype says) and checks that it stops with want: an
+ * access outside a buffer reads the same whichever executor ran it. */
+LP_UNUSED static void interp_fails_with(Prog *p, void **bufs, int nbufs, const char *want) {
+    int64_t sizes[8] = {0};
+    assert_true(nbufs <= 8);
+    for (size_t i = 0; i < p->n; i++) {
+        const UOp *u = p->lst[i];
+        if (uop_op(u) == OP_DEFINE_GLOBAL && u->arg->v.i >= 0 && u->arg->v.i < nbufs) sizes[u->arg->v.i] = u->dtype->size;
+    }
+    const UOp *lin = uop_new(p->c, OP_LINEAR, DT_VOID, p->lst, p->n, NULL);
+    char err[512];
+    assert_false(linear_interp_run(lin, bufs, sizes, nbufs, err, sizeof err));
+    assert_string_equal(err, want);
 }
 
 #endif

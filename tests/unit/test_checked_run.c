@@ -3,7 +3,8 @@
  * its buffer (past the end, before the start, a vector running over, a
  * register, inside a true gate) stops the kernel before it touches memory,
  * with a report naming the INDEX, the buffer, the offset, the size and the
- * loop counters; a false gate is not checked; on a kernel split over cores
+ * loop counters, in the very words the linear interpreter uses for the
+ * same program; a false gate is not checked; on a kernel split over cores
  * the lowest failing core_id is reported; the pipeline caches the checked
  * kernel next to the plain one; vectors of pointers and value INDEXes
  * (the forms before stage 14) load and store a lane at a time, each lane
@@ -77,7 +78,7 @@ static void test_in_range_same_results(void **state) {
     void *b1[3] = {C1, A, B}, *b2[3] = {C2, A, B};
     char err[512];
     assert_true(kernel_run(plain, b1, NULL, err, sizeof err));
-    KernelCheckReport rep;
+    AccessFault rep;
     if (!kernel_run_checked(checked, b2, NULL, &rep, err, sizeof err)) fail_msg("%s", err);
     assert_false(rep.failed);
     assert_memory_equal(C1, want_matmul, sizeof C1);
@@ -100,11 +101,12 @@ static void test_read_past_the_end(void **state) {
     fill_ab(A, B);
     for (int i = 0; i < 9; i++) C[i] = -1;
     void *bufs[3] = {C, A, B};
-    KernelCheckReport rep;
+    AccessFault rep;
     char err[512], want[512];
     assert_false(kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err));
     snprintf(want, sizeof want, "INDEX %%%u reads buffer 1 at 9, past its 9 elements (r0=2, r1=0, r2=0)", m.ia->id);
     assert_string_equal(err, want);
+    interp_fails_with(&p, bufs, 3, want);
     assert_true(rep.failed);
     assert_false(rep.store);
     assert_int_equal(rep.index_id, m.ia->id);
@@ -127,7 +129,7 @@ static void test_read_past_the_end(void **state) {
     assert_false(kernel_run(k, bufs, NULL, err, sizeof err));
     assert_string_equal(err, want);
     /* with a program buffer's name */
-    kernel_check_message(&rep, "input0", err, sizeof err);
+    access_fault_message(&rep, "input0", err, sizeof err);
     assert_non_null(strstr(err, "reads buffer 1 (input0) at 9"));
     kernel_free(k);
     uctx_free(p.c);
@@ -146,6 +148,7 @@ static void test_read_before_the_start(void **state) {
     snprintf(want, sizeof want, "INDEX %%%u reads buffer 2 at -1, before the start of its 9 elements (%s)", m.ib->id,
              "r0=0, r1=0, r2=0");
     assert_string_equal(err, want);
+    interp_fails_with(&p, bufs, 3, want);
     kernel_free(k);
     uctx_free(p.c);
 }
@@ -166,6 +169,7 @@ static void test_store_does_not_touch_memory(void **state) {
     assert_false(kernel_run(k, bufs, NULL, err, sizeof err));
     snprintf(want, sizeof want, "INDEX %%%u writes buffer 0 at 9, past its 9 elements (r0=8)", ix->id);
     assert_string_equal(err, want);
+    interp_fails_with(&p, bufs, 1, want);
     assert_int_equal(o[0], -7);
     for (int i = 1; i < 9; i++) assert_int_equal(o[i], i - 1);
     for (int i = 9; i < 16; i++) assert_int_equal(o[i], -7);
@@ -197,6 +201,7 @@ static void test_gates(void **state) {
             assert_false(kernel_run(k, bufs, NULL, err, sizeof err));
             snprintf(want, sizeof want, "INDEX %%%u reads buffer 1 at 9, past its 9 elements (r0=4)", ix->id);
             assert_string_equal(err, want);
+            interp_fails_with(&p, bufs, 2, want);
         }
         kernel_free(k);
         uctx_free(p.c);
@@ -220,6 +225,7 @@ static void test_register_and_vector(void **state) {
     assert_false(kernel_run(k, bufs, NULL, err, sizeof err));
     snprintf(want, sizeof want, "INDEX %%%u writes DEFINE_REG %%%u at 2, past its 2 elements (r0=2)", ix->id, acc->id);
     assert_string_equal(err, want);
+    interp_fails_with(&p, bufs, 1, want);
     kernel_free(k);
     uctx_free(p.c);
 
@@ -237,6 +243,7 @@ static void test_register_and_vector(void **state) {
     assert_false(kernel_run(k, fb, NULL, err, sizeof err));
     snprintf(want, sizeof want, "INDEX %%%u reads 4 elements of buffer 1 at 8, past its 10 elements (r0=2)", ix->id);
     assert_string_equal(err, want);
+    interp_fails_with(&p, fb, 2, want);
     buffer_free(fo), buffer_free(fi);
     kernel_free(k);
     uctx_free(p.c);
@@ -257,13 +264,17 @@ static void test_cores(void **state) {
     int32_t *o = buffer_alloc(DT_INT32, 400);
     void *bufs[1] = {o};
     char err[512], want[512];
-    KernelCheckReport rep;
+    AccessFault rep;
     for (int run = 0; run < 5; run++) {   /* whatever the threads' timing */
         assert_false(kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err));
-        snprintf(want, sizeof want, "INDEX %%%u writes buffer 0 at 250, past its 250 elements (core_id=2, r0=50)", ix->id);
+        /* the core named by its SPECIAL, as the graph shows it */
+        snprintf(want, sizeof want, "INDEX %%%u writes buffer 0 at 250, past its 250 elements (gidx0=2, r0=50)", ix->id);
         assert_string_equal(err, want);
         assert_int_equal(rep.core_id, 2);
         assert_int_equal(rep.threads, 4);
+        assert_int_equal(rep.nranges, 2);
+        assert_int_equal(rep.range_id[0], core->id);
+        if (run == 0) interp_fails_with(&p, bufs, 1, want);
         assert_false(kernel_run_parallel(k, bufs, NULL, err, sizeof err));
         assert_string_equal(err, want);
     }
@@ -329,7 +340,7 @@ static void expect_gather(const int64_t lanes[4], const bool *valid, const float
             float out[4] = {-1, -1, -1, -1};
             void *bufs[2] = {out, in};
             char err[512];
-            KernelCheckReport rep;
+            AccessFault rep;
             if (!kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err)) fail_msg("%s", err);
             assert_memory_equal(out, want, 4 * sizeof *out);
             kernel_free(k);
@@ -362,7 +373,7 @@ static void test_pointer_vector_lane_outside(void **state) {
         float out[4] = {0}, in[8] = {0};
         void *bufs[2] = {out, in};
         char err[512];
-        KernelCheckReport rep;
+        AccessFault rep;
         assert_false(kernel_run_checked(k, bufs, NULL, &rep, err, sizeof err));
         assert_true(rep.failed);
         assert_false(rep.store);

@@ -111,7 +111,8 @@ static const CommandInfo commands[] = {
     {"stages", NULL, ARGS_NONE, ":stages",
      "The 22 stages of the current kernel: nodes before and after, rewrites, time,\n"
      "whether it changed the kernel, and whether the stage is written; > marks\n"
-     "the current stage.  Runs every stage that has not run yet.",
+     "the current stage, + a stage that also runs rules k:insert put in (named\n"
+     "below the table).  Runs every stage that has not run yet.",
      ":stages",
      "return k:stages()"},
     {"step", "s", ARGS_NONE, ":step | :s",

@@ -336,6 +336,20 @@ static int diff_method(lua_State *L, bool object) {
 static int k_diff(lua_State *L) { return diff_method(L, true); }
 static int k_diff_text(lua_State *L) { return diff_method(L, false); }
 
+/* the rules k:insert put into stage n, by name, joined with ", " (the
+ * first few; "" if none) */
+static void put_inserted_names(StrBuf *sb, const KernelPipeline *kp, int n) {
+    enum { SHOWN = 4 };
+    int count = 0;
+    for (int i = 0; i < pipeline_inserted_count(kp); i++) {
+        const InsertedRules *ins = pipeline_inserted(kp, i);
+        if (ins->stage != n) continue;
+        for (int j = 0; j < ruleset_count(ins->rules); j++, count++)
+            if (count < SHOWN) sb_printf(sb, "%s%s", count ? ", " : "", rule_name(ruleset_rule(ins->rules, j)));
+    }
+    if (count > SHOWN) sb_printf(sb, " and %d more", count - SHOWN);
+}
+
 static int k_stages(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
     char err[1024];
@@ -367,6 +381,10 @@ static int k_stages(lua_State *L) {
             sb_printf(&sb, "%6s %6s %8s %8s  %-7s %s", "-", "-", "-", "-", "-", stage_status_name(st->status));
         }
         if (st->status != STAGE_WRITTEN && st->note) sb_puts(&sb, " *");
+        StrBuf ins;
+        sb_init(&ins);
+        put_inserted_names(&ins, kp, n);
+        if (ins.len) sb_puts(&sb, " +");
         sb_putc(&sb, '\n');
         lua_createtable(L, 0, 10);
         lua_pushinteger(L, n);
@@ -380,6 +398,11 @@ static int k_stages(lua_State *L) {
         char runs[256];
         lua_pushstring(L, stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs));
         lua_setfield(L, -2, "runs");
+        if (ins.len) {
+            lua_pushstring(L, sb_str(&ins));
+            lua_setfield(L, -2, "inserted");
+        }
+        sb_free(&ins);
         if (r) {
             lua_pushinteger(L, (lua_Integer)r->nodes_before);
             lua_setfield(L, -2, "nodes_before");
@@ -407,6 +430,19 @@ static int k_stages(lua_State *L) {
         char line[512];
         snprintf(line, sizeof line, "  * %d %s: %s", n, stage_status_name(st->status), st->note);
         wrap_line(&sb, line, 100, "      ");
+    }
+    /* the stages that do not run as written: rules put in by k:insert */
+    for (int n = 1; n <= STAGE_COUNT; n++) {
+        StrBuf ins;
+        sb_init(&ins);
+        put_inserted_names(&ins, kp, n);
+        if (ins.len) {
+            char line[512];
+            snprintf(line, sizeof line, "  + %d also runs inserted rules: %s (k:rules(%d) counts their rewrites, k:remove(%d) "
+                     "takes them out)", n, sb_str(&ins), n, n);
+            wrap_line(&sb, line, 100, "      ");
+        }
+        sb_free(&ins);
     }
     if (!ok) sb_printf(&sb, "  stopped: %s\n", err);
     set_text(L, "stages", sb_str(&sb));

@@ -421,6 +421,21 @@ T.test("a run whose output is wrong names the first kernel that is wrong on its 
   T.ok(not tostring(rep):find("first wrong one", 1, true), tostring(rep))
 end)
 
+T.test("the stage table marks the stages that run inserted rules, names the rules, and forgets them once removed", function()
+  local k = uop.compile(matmul3()):kernel(1)
+  T.ok(not tostring(k:stages()):find("inserted", 1, true), "nothing inserted yet")
+  k:insert(4, uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewrite = function(m) return m.a + m.b end} })
+  local text = tostring(k:stages())
+  T.ok(text:find("\n   4  initial symbolic [^\n]* written %+\n"), text)
+  T.ok(text:find("\n   5  simplify ranges [^\n]* written\n"), text)
+  T.contains(text, "\n  + 4 also runs inserted rules: mul_to_add (k:rules(4) counts their rewrites, k:remove(4) takes")
+  T.eq(k:stages()[4].inserted, "mul_to_add")
+  T.eq(k:stages()[5].inserted, nil)
+  k:remove(4)
+  T.ok(not tostring(k:stages()):find("inserted", 1, true), tostring(k:stages()))
+  T.eq(k:stages()[4].inserted, nil)
+end)
+
 T.test("a run wrong only through kernels each right within tolerance says the difference builds up", function()
   -- kernel 1 sums to 10.00002 instead of 10, well inside the tolerance; kernel 2 multiplies
   -- the difference by 1e6

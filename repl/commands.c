@@ -207,7 +207,8 @@ static const CommandInfo commands[] = {
      "Runs the kernel as it is at stage N (default: the current stage) on real\n"
      "data and compares its output with the reference. A large kernel runs\n"
      "compiled with bounds checks; k:check(N, {executor = \"interpreter\"})\n"
-     "interprets it instead.",
+     "interprets it instead. The report's executor and work fields say which\n"
+     "ran and how many node evaluations the run was estimated at.",
      ":check 4\n"
      ":check 22",
      "return k:check(%s)"},

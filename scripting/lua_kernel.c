@@ -1075,9 +1075,15 @@ static bool check_point(lua_State *L, LProgram *p, int ki, Point pt, double atol
     } else if (ok) {
         ok = kcheck_rewrite_point(kc, pt.stage, (size_t)pt.rewrite, &rep, &sb, err, errlen);
     }
+    double work = 0;
+    const char *ran_by = ok ? kcheck_ran_by(kc, &work) : NULL;
     kcheck_free(kc);
     if (ok) {
         push_report(L, &rep, pt.stage, sb_str(&sb));
+        lua_pushstring(L, ran_by);
+        lua_setfield(L, -2, "executor");
+        lua_pushnumber(L, work);
+        lua_setfield(L, -2, "work");
         if (pt.rewrite >= 0) {
             lua_pushinteger(L, pt.rewrite);
             lua_setfield(L, -2, "rewrite");

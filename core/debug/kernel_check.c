@@ -10,6 +10,7 @@
 #include "../backend/scalar_eval.h"
 #include "../stages/linearize_point.h"
 #include "../sym/bounds.h"
+#include "../util/u64map.h"
 
 struct KernelCheck {
     const Schedule *s;
@@ -21,6 +22,8 @@ struct KernelCheck {
     RefTensor ref;  /* of the kernel's output buffer */
     bool have_ref;
     char access[1024]; /* the access outside a buffer that stopped the last run, "" if none */
+    const char *ran_by;   /* what ran the last root: "compiled" or "interpreter" (NULL before) */
+    double work;          /* that root's work, estimated (root_work) */
     CheckExecutor how;
 };
 
@@ -122,10 +125,13 @@ static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char 
     return ok;
 }
 
-/* The work (nodes evaluated, estimated) from which a point runs compiled
- * rather than interpreted: compiling costs 10-50 ms, the interpreters
- * 20-80 ns a node, so below this they are faster. */
-#define COMPILED_CHECK_WORK (1 << 20)
+/* The work (node evaluations, estimated by root_work) from which a point
+ * runs compiled rather than interpreted, by interpreter: compiling costs
+ * 20-50 ms; the kernel-AST interpreter 17-42 ns an evaluation, the linear
+ * one 7-18 (softmax 64x4096 and matmul 128, measured), so below these
+ * they are faster. */
+#define COMPILED_CHECK_WORK_AST (1 << 20)
+#define COMPILED_CHECK_WORK_LINEAR (1 << 22)
 
 /* A linear program compiled with bounds checks and run on the session's
  * buffers: 1 ran, 0 failed (msg says why; kc->access when an access fell
@@ -163,22 +169,64 @@ static const UOp *linearize(KernelCheck *kc, const UOp *root, char *msg, size_t 
 /* What a root is like, for choosing what runs it. */
 typedef struct RootShape {
     bool scalar;   /* the scheduler's scalar forms (REDUCE, value INDEX): the kernel-AST interpreter's */
-    double work;   /* nodes times the product of its RANGE ends' upper bounds: the nodes a run evaluates, at most */
+    double work;   /* node evaluations a run makes: each node once per iteration of the loops it depends on */
 } RootShape;
+
+/* a loop's trip count, at most: a RANGE's end, a SPECIAL's size */
+static double trips(const UOp *u) {
+    int64_t lo, hi;
+    return u->nsrc && uop_bounds(u->src[0], &lo, &hi) && hi > 1 ? (double)hi : 1;
+}
+
+/* The work of a root: each node costs its lanes times the product of the
+ * trip counts of the loops (RANGEs, and the SPECIALs that number threads or
+ * work groups) its value depends on, as the interpreters evaluate it (the kernel-AST one
+ * again only when such a loop moves, the linear one where the linearizer
+ * put it, inside those loops); a REDUCE or END closes its ranges for its
+ * users.  With more than 64 loops, every node costs every loop. */
+static double root_work(const UOp *const *topo, size_t n) {
+    enum { MAX_LOOPS = 64 };
+    const UOp *loop[MAX_LOOPS];
+    int nloops = 0;
+    double all = 1;
+    for (size_t i = 0; i < n; i++)
+        if (uop_op(topo[i]) == OP_RANGE || uop_op(topo[i]) == OP_SPECIAL) {
+            all *= trips(topo[i]);
+            if (nloops < MAX_LOOPS) loop[nloops] = topo[i];
+            nloops++;
+        }
+    uint64_t *mask = nloops <= MAX_LOOPS ? calloc(n + 1, sizeof *mask) : NULL;
+    U64Map at = {0};   /* node id -> position + 1 */
+    bool ok = mask != NULL;
+    for (size_t i = 0; ok && i < n; i++) ok = u64map_put(&at, topo[i]->id, (const void *)(uintptr_t)(i + 1));
+    double work = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        const UOp *u = topo[i];
+        uint64_t m = 0;
+        for (int j = 0; j < u->nsrc; j++) m |= mask[(uintptr_t)u64map_get(&at, u->src[j]->id) - 1];
+        for (int l = 0; l < nloops; l++)
+            if (loop[l] == u) m |= 1ull << l;
+        double cost = dt_vcount(u->dtype) > 1 ? dt_vcount(u->dtype) : 1;   /* the interpreters go lane by lane */
+        for (int l = 0; l < nloops; l++)
+            if (m >> l & 1) cost *= trips(loop[l]);
+        work += cost;
+        if (uop_op(u) == OP_REDUCE || uop_op(u) == OP_END)
+            for (int j = 1; j < u->nsrc; j++) m &= ~mask[(uintptr_t)u64map_get(&at, u->src[j]->id) - 1];
+        mask[i] = m;
+    }
+    free(mask);
+    u64map_free(&at);
+    return ok ? work : (double)n * all;
+}
 
 static bool root_shape(const UOp *root, RootShape *sh) {
     size_t n;
     const UOp **topo = uop_toposort(root, &n);
     if (!topo) return false;
     bool later = uop_op(root) == OP_LINEAR;
-    sh->work = (double)n;
     for (size_t i = 0; i < n; i++) {
         const UOp *u = topo[i];
-        int64_t lo, hi;
         switch (uop_op(u)) {
-        case OP_RANGE:
-            if (uop_bounds(u->src[0], &lo, &hi) && hi > 1) sh->work *= (double)hi;
-            break;
         case OP_DEFINE_REG: case OP_DEFINE_LOCAL: case OP_AFTER: case OP_LOAD: case OP_SPECIAL: case OP_IF:
         case OP_ENDIF: case OP_BARRIER: case OP_GEP: case OP_VECTORIZE: case OP_VCONST: case OP_CAT:
         case OP_PTRCAT: case OP_MULACC: case OP_BITCAST: case OP_BUFFERIZE:
@@ -187,6 +235,7 @@ static bool root_shape(const UOp *root, RootShape *sh) {
         default: later |= dt_vcount(u->dtype) > 1; break;
         }
     }
+    sh->work = root_work(topo, n);
     free(topo);
     sh->scalar = !later;
     return true;
@@ -203,11 +252,14 @@ static bool root_shape(const UOp *root, RootShape *sh) {
 static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen) {
     RootShape sh;
     if (!root_shape(root, &sh)) return snprintf(msg, msglen, "out of memory"), false;
+    kc->work = sh.work;
+    kc->ran_by = "compiled";
     bool cpu = pipeline_options(kc->kps[kc->ki]).target == TARGET_CPU;
     if (kc->how == CHECK_COMPILED && !cpu)
         return snprintf(msg, msglen, "the gpu target's points run in the GPU emulator, not compiled"), false;
     const UOp *lin = NULL;
-    if (kc->how == CHECK_COMPILED || (kc->how == CHECK_AUTO && cpu && sh.work >= COMPILED_CHECK_WORK)) {
+    double pays = sh.scalar ? COMPILED_CHECK_WORK_AST : COMPILED_CHECK_WORK_LINEAR;
+    if (kc->how == CHECK_COMPILED || (kc->how == CHECK_AUTO && cpu && sh.work >= pays)) {
         char why[900];
         int ran = -1;
         if ((lin = linearize(kc, root, why, sizeof why))) ran = run_compiled(kc, lin, why, sizeof why);
@@ -216,6 +268,7 @@ static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen)
             return ran > 0;
         }
     }
+    kc->ran_by = "interpreter";
     if (sh.scalar) return run_on_buffers(kc, ast_interp_run_fault, root, msg, msglen);
     if (!lin && !(lin = linearize(kc, root, msg, msglen))) return false;
     return run_on_buffers(kc, linear_interp_run_fault, lin, msg, msglen);
@@ -245,6 +298,10 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
 }
 
 const char *kcheck_bad_access(const KernelCheck *kc) { return kc->access[0] ? kc->access : NULL; }
+const char *kcheck_ran_by(const KernelCheck *kc, double *work) {
+    if (work) *work = kc->work;
+    return kc->ran_by;
+}
 
 bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen) {
     return check_root(kc, root, "", rep, sb, err, errlen);

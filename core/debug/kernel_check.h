@@ -18,7 +18,8 @@ typedef struct KernelCheck KernelCheck;
 
 /* What runs a point. */
 typedef enum CheckExecutor {
-    CHECK_AUTO,        /* compiled when that is faster (a long program on the cpu target), else interpreted */
+    CHECK_AUTO,        /* compiled when that is faster (on the cpu target, a run of 1M node evaluations or more
+                        * for the kernel-AST interpreter, 4M for the linear one), else interpreted */
     CHECK_INTERPRETED, /* the kernel-AST interpreter for scalar forms, the linear interpreter for the rest */
     CHECK_COMPILED,    /* compiled with bounds checks; an error when the point cannot be */
 } CheckExecutor;
@@ -42,6 +43,12 @@ bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *
  * A kernel that reads or writes outside its buffers computes something
  * wrong, so a check can count it as wrong instead of as not checkable. */
 const char *kcheck_bad_access(const KernelCheck *kc);
+/* What ran the last root checked: "compiled" (with bounds checks) or
+ * "interpreter" (the kernel-AST interpreter, the linear one or the GPU
+ * emulator), NULL before any; *work (may be NULL) its estimated node
+ * evaluations, each node once per iteration of the loops its value depends
+ * on, which decide between them under CHECK_AUTO. */
+const char *kcheck_ran_by(const KernelCheck *kc, double *work);
 
 /* Runs the kernel as the program runs it (compiled through the JIT; the
  * gpu target: in the emulator) on the session's data and compares its
@@ -54,7 +61,5 @@ bool kcheck_rewrite_point(KernelCheck *kc, int n, size_t r, ValidateReport *rep,
 
 /* kcheck_root at point n (0..22) of kernel ki's pipeline */
 bool kcheck_point(KernelCheck *kc, int n, ValidateReport *rep, StrBuf *sb, char *err, size_t errlen);
-
-
 
 #endif

@@ -254,6 +254,15 @@ kc:insert(4, uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewri
 t = best(1, function() first, culprit = kc:bisect{quiet = true} end)
 row("k:bisect(): conv2d, a wrong rule planted in stage 4", t, "ms",
     culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
+-- each kernel of the softmax benchmark, a wrong rule planted: points of a few million node
+-- evaluations, where the interpreters and compiling are close
+for ki = 1, 3 do
+  local ks = uop.compile(Tensor.rand(64, 4096):softmax()):kernel(ki)
+  ks:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
+  t = best(1, function() first, culprit = ks:bisect{quiet = true} end)
+  row(string.format("k:bisect(): softmax 64x4096 kernel %d, planted", ki), t, "ms",
+      culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
+end
 
 -- the gpu target, run in the GPU emulator (the linear interpreter with
 -- workgroups, work items and barriers; every access checked): moderate

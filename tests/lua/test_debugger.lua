@@ -482,6 +482,25 @@ T.test("points of a large kernel run compiled with bounds checks: same verdicts,
   T.ok(k:check(nil, {quiet = true}).ok, "right before the culprit")
 end)
 
+T.test("a check says what ran it and the work it estimated: the loops each node depends on decide", function()
+  -- a 256^3 matmul: its inner loop's few nodes run 256^3 times, so it runs compiled
+  local mm = uop.compile(Tensor.rand(256, 256):matmul(Tensor.rand(256, 256))):kernel(1)
+  local r = mm:check(0, {quiet = true})
+  T.eq(r.executor, "compiled")
+  T.ok(r.work > 256 ^ 3 and r.work < 16 * 256 ^ 3, "work " .. r.work)
+  -- a softmax's row max over 64x4096 runs interpreted: its loop holds a handful of nodes, and the
+  -- nodes outside it (the row's store, the buffers, the constants) do not run 4096 times per row
+  local sm = uop.compile(Tensor.rand(64, 4096):softmax()):kernel(1)
+  for _, n in ipairs{0, 13, 22} do
+    r = sm:check(n, {quiet = true})
+    T.eq(r.executor, "interpreter", "point " .. n)
+    T.ok(r.work >= 64 * 4096 and r.work < 2 ^ 21, "point " .. n .. ": work " .. r.work)
+  end
+  -- the executor asked for is the one that ran
+  T.eq(sm:check(22, {quiet = true, executor = "compiled"}).executor, "compiled")
+  T.eq(mm:check(22, {quiet = true, executor = "interpreter"}).executor, "interpreter")
+end)
+
 -- every point of a kernel checked both ways: the interpreter's verdict and the compiled one's
 local function both_ways(k, n)
   local iok, i = pcall(k.check, k, n, {quiet = true, executor = "interpreter"})

@@ -75,8 +75,10 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
 }
 
 /* Bisects the rewrites of stage n, whose input checks right and whose
- * output checks wrong: the culprit is the first r whose point is wrong. */
-static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCulprit *c, Progress *pr) {
+ * output checks wrong (end_access: by an access outside a buffer, where;
+ * else NULL): the culprit is the first r whose point is wrong. */
+static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const char *end_access, BisectCulprit *c,
+                            Progress *pr) {
     const StageResult *res = pipeline_result(kp, n);
     c->of = res ? res->rewrites : 0;
     if (!res || res->rewrites == 0) {
@@ -86,6 +88,7 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, BisectCu
     size_t good = 0, bad = res->rewrites;
     int completion_ok = -1;
     char effect[1024] = ""; /* the access outside a buffer at point bad, if that made it wrong */
+    if (end_access) snprintf(effect, sizeof effect, "%s", end_access);
     while (bad - good > 1) {
         size_t mid = good + (bad - good) / 2;
         if (uopdb_interrupted() || !tell(pr, "rewrite %zu of %zu in stage %d", mid, res->rewrites, n)) {
@@ -147,6 +150,11 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
         pc->state = POINT_DIFFERS;
         pc->rep.ok = false;
         pc->text = copy(text);
+        pc->access = copy(kcheck_bad_access(kc));
+        if (!pc->access) {
+            sb_free(&sb);
+            return -2;
+        }
         out->checked++;
     } else {
         const char *w = strstr(why, "interp: ");
@@ -236,7 +244,7 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
         }
     /* the rewrites of the first wrong stage, when the point before it was checked right */
     if (bad >= 1) {
-        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, &out->culprit, &pr);
+        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, out->points[bad].access, &out->culprit, &pr);
         else set_text(&out->culprit.why, "the point before this stage could not be checked, so the wrong rewrite may "
                                          "be in an earlier stage");
     }
@@ -252,7 +260,9 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
 void bisect_result_free(BisectResult *r) {
     for (int n = 0; n <= STAGE_COUNT; n++) {
         free(r->points[n].text);
+        free(r->points[n].access);
         r->points[n].text = NULL;
+        r->points[n].access = NULL;
     }
     free(r->culprit.rule);
     free(r->culprit.file);

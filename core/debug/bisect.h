@@ -28,6 +28,7 @@ typedef struct PointCheck {
     PointState state;
     ValidateReport rep; /* POINT_MATCHES / POINT_DIFFERS */
     char *text;         /* the validation report, or why it was not checked (malloc'd) */
+    char *access;       /* wrong because its run accessed memory outside a buffer: where (malloc'd), else NULL */
 } PointCheck;
 
 typedef struct BisectCulprit {

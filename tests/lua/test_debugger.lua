@@ -347,6 +347,22 @@ T.test("a planted rule whose rewrite sends a load past its buffer at default opt
   T.raises("past its", function() k:check(nil, {quiet = true}) end)
 end)
 
+T.test("a culprit that is its stage's last rewrite still says where the kernel accessed outside a buffer", function()
+  local p = uop.compile(Tensor.rand(16, 16):matmul(Tensor.rand(16, 16)), {target = "gpu"})
+  local k = p:kernel(1)
+  k:insert(16, uop.rules{ {name = "far", pattern = "x@(INDEX b@(DEFINE_GLOBAL arg=1) i:int32)",
+    when = function(m) return m.i:op() ~= "ADD" or m.i:src()[2]:arg() ~= 100000 end,
+    rewrite = function(m) return uop.new("INDEX", m.x:dtype(), {m.b, m.i + 100000}) end} })
+  local stage, culprit, reports = k:bisect{quiet = true}
+  T.eq(stage, 16)
+  T.eq(culprit.rule, "far")
+  T.eq(culprit.index, culprit.of, "the culprit is the stage's last rewrite")
+  local access = "INDEX %" .. culprit.after_node:id() .. " reads buffer 1 (input0) at 100000, past its 256 elements "
+                 .. "(gidx1=0, lidx0=0, gidx0=0)"
+  T.eq(culprit.effect, access)
+  T.contains(tostring(reports), "\n  after it the kernel accesses memory outside a buffer: " .. access .. "\n")
+end)
+
 T.test("a kernel changed by inserted rules always runs bounds-checked: no crash without checked=true", function()
   local p = uop.compile(matmul3())
   local k = p:kernel(1)

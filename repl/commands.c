@@ -513,6 +513,14 @@ static bool debug_command(lua_State *L, const char *name, const char *rest) {
                     uopdb_lua_stage_count());
             return true;
         }
+        /* more digits than an int holds: no such stage, or past the stage's rewrites (k:seek says how many) */
+        for (char *z = stage; z[0] == '0' && z[1];) memmove(z, z + 1, strlen(z));
+        for (char *z = rw; z[0] == '0' && z[1];) memmove(z, z + 1, strlen(z));
+        if (strlen(stage) > 9) {
+            fprintf(stderr, "no stage %s: stages are 0 (the kernel as scheduled) to %d\n", stage, uopdb_lua_stage_count());
+            return true;
+        }
+        if (strlen(rw) > 9) strcpy(rw, "999999999");
         snprintf(call, sizeof call, dot ? "return k:seek(%s, %s)" : "return k:seek(%s)", stage, rw);
     } else if (!strcmp(name, "next") || !strcmp(name, "prev")) {
         if (*rest) {

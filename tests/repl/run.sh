@@ -417,6 +417,12 @@ expect_has ":dot FILE with a quote and a backslash" "digraph uops {" "$(cat "$tm
 expect_has ":dot a long FILE name is passed whole" "digraph uops {" "$(cat "$tmp/$long.dot" 2>/dev/null)"
 expect_has ":goto a number past int32 names it" "no stage 4294967297" "$err"
 
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:goto 15.99999999999999999999\n:goto 99999999999999999999\n:goto 15.0000000000001\n'
+expect_has ":goto a rewrite past what a number holds says the stage's rewrite points" "rewrite points are 15.0 to 15." "$err"
+expect_has ":goto a stage past what a number holds names it" "no stage 99999999999999999999: stages are 0" "$err"
+expect_has ":goto leading zeros are the number" "stage 15 (lower index dtype), rewrite 1 of" "$out"
+if [[ "$err" == *"bad argument"* ]]; then bad ":goto never shows a Lua argument error" "got: $err"; else ok; fi
+
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:check 4\n:bisect\n:check x\n'
 expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symbolic): output0 float32 (2, 2, 1): 4 elements match" "$out"
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"

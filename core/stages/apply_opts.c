@@ -34,7 +34,10 @@
  *
  * with tinygrad's checks (local memory of a grouped reduce within
  * GPU_SHARED_MAX, no group inside another reduce, padding a sum only when
- * zeros are safe, at most four times the work). */
+ * zeros are safe, at most four times the work).  The cpu target takes
+ * PADTO, SWAP and NOLOCALS the same way (SWAP then fails: its ranges are
+ * LOOP, not GLOBAL), and refuses LOCAL, GROUP and GROUPTOP, which need
+ * local memory. */
 #include <stdlib.h>
 #include "apply_opts.h"
 #include "early.h"
@@ -58,6 +61,14 @@ static const UOp *apply_one(StageCtx *sc, const UOp *root, const KernelOpt *o, b
         int64_t amount = 0;
         if (!opts_gpu_pick(sc, root, o, dont_use_locals, &r, &amount, &out)) return NULL;
         return out ? out : shift_range(sc, root, o, r, amount);
+    }
+    /* PADTO, SWAP and NOLOCALS are no split: they are done, and checked, as
+     * for the gpu target (on the cpu one SWAP finds only LOOP ranges, and
+     * NOLOCALS has no locals to forbid, as in tinygrad) */
+    if (o->op == OPT_PADTO || o->op == OPT_SWAP || o->op == OPT_NOLOCALS) {
+        const UOp *r = NULL, *out = NULL;
+        int64_t amount = 0;
+        return opts_gpu_pick(sc, root, o, dont_use_locals, &r, &amount, &out) ? out : NULL;
     }
     if (opt_op_gpu_only(o->op))
         return stage_fail(sc, "%s: not an opt of the cpu target (it needs a GPU's local memory: uop.compile(t, "

@@ -35,7 +35,8 @@ typedef struct KernelOpt {
 } KernelOpt;
 const char *opt_op_name(OptOp op);        /* "UPCAST" */
 bool opt_op_from_name(const char *s, OptOp *out);
-bool opt_op_gpu_only(OptOp op);           /* LOCAL, GROUP, GROUPTOP, PADTO, SWAP, NOLOCALS */
+bool opt_op_gpu_only(OptOp op);           /* LOCAL, GROUP, GROUPTOP, PADTO, SWAP, NOLOCALS: tinygrad's GPU opts
+                                           * (the cpu target takes PADTO and NOLOCALS too) */
 
 /* What the kernel is lowered for: the CPU (tinygrad's LLVM renderer: loops,
  * THREAD over cores) or a generic GPU with local memory and barriers

@@ -66,14 +66,41 @@ T.test("target: gpu or cpu, anything else is one line naming uop.compile", funct
   uop.compile(A + 1, {target = "cpu", select = false})
 end)
 
-T.test("the cpu target refuses the GPU opts, naming the opt and the target", function()
+T.test("the cpu target refuses the opts that need local memory, naming the opt and the target", function()
   local A = mat(8, 8)
-  for _, o in ipairs{{"LOCAL", 0, 4}, {"GROUP", 0, 4}, {"GROUPTOP", 0, 4}, {"PADTO", 0, 16}, {"SWAP", 0, 1},
-                     {"NOLOCALS"}} do
+  for _, o in ipairs{{"LOCAL", 0, 4}, {"GROUP", 0, 4}, {"GROUPTOP", 0, 4}} do
     local k = uop.compile(A:matmul(A), {select = false}):kernel(1)
     k:opts{o}
-    T.raises(o[1] .. ": not an opt of the cpu target", function() k:seek(7) end)
+    T.raises(o[1] .. ": not an opt of the cpu target (it needs a GPU's local memory", function() k:seek(7) end)
   end
+  -- SWAP is tinygrad's check: the cpu target's ranges are LOOP, not GLOBAL
+  local k = uop.compile(A:matmul(A), {select = false}):kernel(1)
+  k:opts{{"SWAP", 0, 1}}
+  T.raises("SWAP axis 0 with 1: swap is only for GLOBAL ranges", function() k:seek(7) end)
+end)
+
+T.test("the cpu target takes PADTO and NOLOCALS as tinygrad does: the padded kernel computes the same", function()
+  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
+  local B = Tensor.new({{10, 11, 12}, {13, 14, 15}, {16, 17, 18}}, "float32")
+  for _, opts in ipairs{{{"PADTO", 0, 4}}, {{"PADTO", 1, 4}}, {{"PADTO", 2, 4}}, {{"PADTO", 0, 4}, {"UPCAST", 0, 4}},
+                        {{"PADTO", 2, 4}, {"UNROLL", 0, 4}}, {{"NOLOCALS"}}} do
+    local C = A:matmul(B)
+    local p = uop.compile(C, {kernel_opts = {[1] = opts}})
+    local _, rep = p:run{validate = true, quiet = true}
+    T.ok(rep.ok, tostring(rep))
+    T.eq(tostring(C), "[[ 84.  90.  96.]\n [201. 216. 231.]\n [318. 342. 366.]]")
+  end
+  -- the padded range is 4 long; the loads and the store past 3 are gated off
+  local k = uop.compile(A:matmul(B), {kernel_opts = {[1] = {{"PADTO", 0, 4}}}}):kernel(1)
+  k:seek(7)
+  local text = tostring(k:listing())
+  T.ok(text:find("CONST +index +arg=4\n"), text)
+  T.ok(text:find("CMPLT"), text)
+  -- tinygrad's checks: a reduce padded only when zeros are safe, at most four times the work
+  local e = uop.compile(Tensor.rand(10):exp():sum(), {kernel_opts = {[1] = {{"PADTO", 0, 12}}}})
+  T.raises("PADTO axis 0: cannot pad the reduce", function() e:run() end)
+  local w = uop.compile(Tensor.rand(3, 3):sum(1), {kernel_opts = {[1] = {{"PADTO", 0, 16}}}})
+  T.raises("PADTO axis 0: padding adds more than four times the work", function() w:run() end)
 end)
 
 T.test("the gpu target refuses THREAD and opts that do not apply", function()

@@ -1138,7 +1138,8 @@ const UOp *check_node_arg(lua_State *L, int idx, const char *what) {
         id = lua_tointeger(L, idx);
     } else if (lua_type(L, idx) == LUA_TSTRING) {
         const char *s = lua_tostring(L, idx);
-        if (!node_id_text(s, &id)) luaL_error(L, "%s: '%s' is not a node id (give a node, 331 or \"%%331\")", what, s);
+        if (!node_id_text(s, &id))
+            luaL_error(L, "%s: '%s' is not a node id (give a node, 331 or \"%%331\")", what, luop_quote(L, s));
     } else {
         luaL_error(L, "%s: takes a node, its id or \"%%ID\", got %s", what, luaL_typename(L, idx));
     }

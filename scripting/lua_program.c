@@ -441,12 +441,14 @@ static int kernel_named(lua_State *L, LProgram *p, const char *name, char *err, 
             const char *plain = pipeline_opt_name(p->kps[i], err, errlen);
             count += plain && strlen(plain) == digits - 1 && !strncmp(plain, name, digits - 1);
         }
+    const char *shown = luop_quote(L, name); /* one line, however long or odd the name */
     if (count)
         snprintf(err, errlen, "%d kernel%s named %.*s with %s opts, so none is %s", count, count == 1 ? " is" : "s are",
-                 (int)(digits - 1), name, count == 1 ? "its" : "their", name);
+                 (int)(digits - 1), name, count == 1 ? "its" : "their", shown);
     else
         snprintf(err, errlen, "no kernel named '%s' in this program, as scheduled or with its opts (p:text() lists them)",
-                 name);
+                 shown);
+    lua_pop(L, 1);
     return -1;
 }
 

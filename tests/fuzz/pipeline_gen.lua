@@ -1,7 +1,7 @@
 -- pipeline_gen.lua - random whole tensor programs for the end-to-end
 -- checker: each program is Lua code that builds tensors with the Tensor API,
 -- compiles them with uop.compile (with the default opts, sometimes with random
--- UPCAST/UNROLL/THREAD opts per kernel, sometimes with opts a beam search finds on a
+-- PADTO/UPCAST/UNROLL/THREAD opts per kernel, sometimes with opts a beam search finds on a
 -- small time budget) and runs them with p:run{validate = true}.  A failure (an error
 -- raised anywhere, or outputs that differ from the reference) is shrunk to a
 -- smaller program that fails the same way and reported as runnable Lua.
@@ -635,10 +635,21 @@ local function kernel_ranges(listing)
   return out
 end
 
--- up to two valid random opts for a kernel with these ranges
+-- up to two valid random opts for a kernel with these ranges, sometimes after a PADTO of an
+-- output range (its padded part is stored nowhere, so any kernel stays right)
 local function random_opts(ranges)
   local opts = {}
   local threaded = false
+  if #ranges.output > 0 and chance(0.15) then
+    local axis = rint(1, #ranges.output)
+    local size = ranges.output[axis]
+    local to = pick{4, 8}
+    local padded = (size + to - 1) // to * to
+    if padded > size and size > padded // 4 then
+      opts[1] = {"PADTO", axis - 1, to}
+      ranges.output[axis] = padded
+    end
+  end
   for _ = 1, rint(1, 2) do
     local kind = chance(0.5) and "UPCAST" or "UNROLL"
     -- THREAD (at most once) splits an output range over cores, like UPCAST's bookkeeping

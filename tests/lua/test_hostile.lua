@@ -478,3 +478,14 @@ T.test("-1*(x + INT64_MIN) and x*INT64_MIN < c are left as they are, values kept
   local sc = uop.simplify(c)
   for _, v in ipairs{0, 1, 10} do T.eq(sc:eval{i = v}, c:eval{i = v}) end
 end)
+
+T.test("a kernel name or a node id given as a text of many lines is echoed on one line, cut short", function()
+  local p = uop.compile(Tensor.new({{1, 2}, {3, 4}}, "float32"):matmul(Tensor.new({{1, 2}, {3, 4}}, "float32")))
+  local long = p:text() .. string.rep("x", 300)
+  local ok, msg = pcall(p.kernel, p, long)
+  T.ok(not ok and not msg:find("\n", 1, true) and msg:find("no kernel named 'input0 ", 1, true), msg)
+  T.ok(#msg < 300, "cut short: " .. #msg .. " bytes")
+  local k = p:kernel(1)
+  ok, msg = pcall(k.origin, k, tostring(k:root()))
+  T.ok(not ok and not msg:find("\n", 1, true) and msg:find("is not a node id", 1, true), msg)
+end)

@@ -207,7 +207,8 @@ static double root_work(const UOp *const *topo, size_t n) {
         for (int l = 0; l < nloops; l++)
             if (loop[l] == u) m |= 1ull << l;
         double cost = dt_vcount(u->dtype) > 1 ? dt_vcount(u->dtype) : 1;   /* the interpreters go lane by lane */
-        for (int l = 0; l < nloops; l++)
+        /* the program itself (a SINK, or a LINEAR listing every instruction) runs once */
+        for (int l = 0; l < nloops && uop_op(u) != OP_SINK && uop_op(u) != OP_LINEAR; l++)
             if (m >> l & 1) cost *= trips(loop[l]);
         work += cost;
         if (uop_op(u) == OP_REDUCE || uop_op(u) == OP_END)

@@ -22,7 +22,7 @@ void access_fault_message(const AccessFault *f, const char *buffer_name, char *o
     else if (f->buffer_op == OP_DEFINE_REG || f->buffer_op == OP_DEFINE_LOCAL)
         snprintf(what, sizeof what, "%s %%%lld", op_name(f->buffer_op), (long long)f->buffer);
     else
-        snprintf(what, sizeof what, "its pointer");
+        snprintf(what, sizeof what, "the buffer behind its pointer");
     if (f->width > 1) snprintf(count, sizeof count, "%d elements of ", f->width);
     size_t off = 0;
 #define PUT(...) \

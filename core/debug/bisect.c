@@ -244,7 +244,8 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
         }
     /* the rewrites of the first wrong stage, when the point before it was checked right */
     if (bad >= 1) {
-        if (out->points[bad - 1].state == POINT_MATCHES) bisect_rewrites(kc, kps[ki], bad, out->points[bad].access, &out->culprit, &pr);
+        if (out->points[bad - 1].state == POINT_MATCHES)
+            bisect_rewrites(kc, kps[ki], bad, out->points[bad].access, &out->culprit, &pr);
         else set_text(&out->culprit.why, "the point before this stage could not be checked, so the wrong rewrite may "
                                          "be in an earlier stage");
     }

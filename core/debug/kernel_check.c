@@ -180,10 +180,11 @@ static double trips(const UOp *u) {
 
 /* The work of a root: each node costs its lanes times the product of the
  * trip counts of the loops (RANGEs, and the SPECIALs that number threads or
- * work groups) its value depends on, as the interpreters evaluate it (the kernel-AST one
- * again only when such a loop moves, the linear one where the linearizer
- * put it, inside those loops); a REDUCE or END closes its ranges for its
- * users.  With more than 64 loops, every node costs every loop. */
+ * work groups) its value depends on, as the interpreters evaluate it (the
+ * kernel-AST one again only when such a loop moves, the linear one where
+ * the linearizer put it, inside those loops); a REDUCE or END closes its
+ * ranges for its users.  With more than 64 loops, every node costs every
+ * loop. */
 static double root_work(const UOp *const *topo, size_t n) {
     enum { MAX_LOOPS = 64 };
     const UOp *loop[MAX_LOOPS];

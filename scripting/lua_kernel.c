@@ -364,6 +364,8 @@ static int k_stages(lua_State *L) {
     sb_printf(&sb, "  %2s  %-20s %-12s %6s %6s %8s %8s  %-7s %s\n", "#", "name", "phase", "before", "after", "rewrites",
               "ms", "changed", "status");
     lua_createtable(L, STAGE_COUNT, 0);
+    StrBuf inserted;   /* the lines naming the rules k:insert put into stages */
+    sb_init(&inserted);
     double total = 0;
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const Stage *st = stage_get(n);
@@ -401,6 +403,11 @@ static int k_stages(lua_State *L) {
         if (ins.len) {
             lua_pushstring(L, sb_str(&ins));
             lua_setfield(L, -2, "inserted");
+            /* named below the table, after the notes on the stages' status */
+            char line[512];
+            snprintf(line, sizeof line, "  + %d also runs inserted rules: %s (k:rules(%d) counts their rewrites, k:remove(%d) "
+                     "takes them out)", n, sb_str(&ins), n, n);
+            wrap_line(&inserted, line, 100, "      ");
         }
         sb_free(&ins);
         if (r) {
@@ -432,18 +439,8 @@ static int k_stages(lua_State *L) {
         wrap_line(&sb, line, 100, "      ");
     }
     /* the stages that do not run as written: rules put in by k:insert */
-    for (int n = 1; n <= STAGE_COUNT; n++) {
-        StrBuf ins;
-        sb_init(&ins);
-        put_inserted_names(&ins, kp, n);
-        if (ins.len) {
-            char line[512];
-            snprintf(line, sizeof line, "  + %d also runs inserted rules: %s (k:rules(%d) counts their rewrites, k:remove(%d) "
-                     "takes them out)", n, sb_str(&ins), n, n);
-            wrap_line(&sb, line, 100, "      ");
-        }
-        sb_free(&ins);
-    }
+    if (inserted.len) sb_puts(&sb, sb_str(&inserted));
+    sb_free(&inserted);
     if (!ok) sb_printf(&sb, "  stopped: %s\n", err);
     set_text(L, "stages", sb_str(&sb));
     sb_free(&sb);
@@ -1051,11 +1048,8 @@ static void push_report(lua_State *L, const ValidateReport *rep, int n, const ch
 static CheckExecutor opt_executor(lua_State *L, int t, const char *what) {
     if (!lua_istable(L, t)) return CHECK_AUTO;
     lua_getfield(L, t, "executor");
-    const char *e = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     CheckExecutor how = CHECK_AUTO;
-    if (e && !strcmp(e, "interpreter")) how = CHECK_INTERPRETED;
-    else if (e && !strcmp(e, "compiled")) how = CHECK_COMPILED;
-    else if (!lua_isnil(L, -1) && !(e && !strcmp(e, "auto")))
+    if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TSTRING && check_executor_from_name(lua_tostring(L, -1), &how)))
         return luaL_error(L, "%s: executor must be \"auto\", \"interpreter\" or \"compiled\", got %s", what,
                           luop_describe(L, -1));
     lua_pop(L, 1);
@@ -1076,11 +1070,11 @@ static bool check_point(lua_State *L, LProgram *p, int ki, Point pt, double atol
         ok = kcheck_rewrite_point(kc, pt.stage, (size_t)pt.rewrite, &rep, &sb, err, errlen);
     }
     double work = 0;
-    const char *ran_by = ok ? kcheck_ran_by(kc, &work) : NULL;
+    CheckExecutor ran_by = ok ? kcheck_ran_by(kc, &work) : CHECK_AUTO;
     kcheck_free(kc);
     if (ok) {
         push_report(L, &rep, pt.stage, sb_str(&sb));
-        lua_pushstring(L, ran_by);
+        lua_pushstring(L, check_executor_name(ran_by));
         lua_setfield(L, -2, "executor");
         lua_pushnumber(L, work);
         lua_setfield(L, -2, "work");

@@ -1,12 +1,19 @@
 /* access_fault.c - the words for an access outside a buffer (access_fault.h). */
 #include "access_fault.h"
 #include <stdio.h>
+#include "../ir/range_arg.h"
 
 void access_fault_add_loop(AccessFault *f, unsigned id, const char *name, int64_t value) {
     if (f->nranges >= ACCESS_FAULT_LOOPS) return;
     f->range_id[f->nranges] = id;
     snprintf(f->range_name[f->nranges], sizeof f->range_name[f->nranges], "%s", name);
     f->range_value[f->nranges++] = value;
+}
+
+void access_fault_add_node(AccessFault *f, const UOp *loop, int64_t value) {
+    char name[sizeof f->range_name[0]];
+    loop_label(loop, name, sizeof name);
+    access_fault_add_loop(f, loop->id, name, value);
 }
 
 void access_fault_message(const AccessFault *f, const char *buffer_name, char *out, size_t outlen) {

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../ir/ops.h"
+#include "../ir/uop.h"
 
 #define ACCESS_FAULT_LOOPS 16
 typedef struct AccessFault {
@@ -36,6 +36,9 @@ typedef struct AccessFault {
 /* Adds an open loop (or a thread index) with its value; ignored past
  * ACCESS_FAULT_LOOPS. */
 void access_fault_add_loop(AccessFault *f, unsigned id, const char *name, int64_t value);
+/* The same for the RANGE or SPECIAL node loop, named by loop_label
+ * (core/ir/range_arg.h): r0, r1_2, gidx0. */
+void access_fault_add_node(AccessFault *f, const UOp *loop, int64_t value);
 /* The words for f (or "every access was inside its buffer" when it did not
  * fail); buffer_name (may be NULL) is added after a DEFINE_GLOBAL's number. */
 void access_fault_message(const AccessFault *f, const char *buffer_name, char *out, size_t outlen);

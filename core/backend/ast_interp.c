@@ -17,7 +17,6 @@
  * SUB and MUL, float32 loads) has a direct path that gives exactly what the
  * general scalar semantics give. */
 #include "ast_interp.h"
-#include "../ir/range_arg.h"
 #include "division.h"
 #include "scalar_eval.h"
 #include <math.h>
@@ -166,10 +165,7 @@ static bool out_of_range(Interp *in, int k, int s, int64_t elem, bool store) {
     /* the open loops, outermost first (ranges are numbered in graph order) */
     for (size_t i = 0; i < in->n; i++) {
         const INode *nd = &in->nodes[i];
-        if (nd->range < 0 || !in->ractive[nd->range]) continue;
-        char name[24];
-        range_label(nd->u, name, sizeof name);
-        access_fault_add_loop(f, nd->u->id, name, in->rval[nd->range]);
+        if (nd->range >= 0 && in->ractive[nd->range]) access_fault_add_node(f, nd->u, in->rval[nd->range]);
     }
     access_fault_message(f, NULL, in->err, in->errlen);
     return false;

@@ -17,7 +17,6 @@
  * or STORE of W lanes through one pointer lane touches W consecutive
  * scalars; through W pointer lanes (a gather or scatter) one scalar each. */
 #include "linear_interp.h"
-#include "../ir/range_arg.h"
 #include "../util/interrupt.h"
 #include "division.h"
 #include "scalar_eval.h"
@@ -127,18 +126,10 @@ typedef struct LI {
 /* the SPECIAL dims' ids and the open loops' counters now, outermost first */
 static void add_loops(const LI *li, AccessFault *f) {
     if (!li->running) return;
-    for (int d = 0; d < li->ndims; d++) {
-        const UOp *dn = li->dim_node[d];
-        char name[24];
-        if (dn->arg && dn->arg->kind == ARG_STR) snprintf(name, sizeof name, "%.*s", (int)dn->arg->n, dn->arg->v.s);
-        else snprintf(name, sizeof name, "dim%%%u", dn->id);
-        access_fault_add_loop(f, dn->id, name, li->dim_id[d]);
-    }
+    for (int d = 0; d < li->ndims; d++) access_fault_add_node(f, li->dim_node[d], li->dim_id[d]);
     for (int k = 0; k < li->nopen; k++) {
         const Ins *r = &li->ins[li->open[k]];
-        char name[24];
-        range_label(r->u, name, sizeof name);
-        access_fault_add_loop(f, r->u->id, name, li->val[r->val].i);
+        access_fault_add_node(f, r->u, li->val[r->val].i);
     }
 }
 

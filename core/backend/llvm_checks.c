@@ -273,7 +273,7 @@ void lr_check_access(Render *r, const UOp *mem, const DType *vd, int lane) {
     LLVMTypeRef i1 = LLVMInt1TypeInContext(r->ctx), i32 = LLVMInt32TypeInContext(r->ctx),
                 i64 = LLVMInt64TypeInContext(r->ctx);
     LLVMValueRef off = e->offset;
-    if (off && lane >= 0) off = LLVMBuildExtractElement(r->b, off, LLVMConstInt(i32, (unsigned)lane, 0), "");
+    if (off && lane >= 0) off = lr_extract(r, off, lane);
     off = off ? to_i64(r, off, dt_is_unsigned(ix->src[1]->dtype)) : LLVMConstNull(i64);
     int64_t last = pd->size - site.width;   /* the last offset at which the access fits */
     /* unsigned: a negative offset is huge and fails too */

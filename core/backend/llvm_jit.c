@@ -273,13 +273,7 @@ static void fill_report(const Kernel *k, const KernelRawReport *raw, int32_t cor
     rep->width = site->width;
     rep->core_id = core_id;
     rep->threads = k->threads;
-    if (k->threads > 1) {
-        const Arg *a = k->core->arg;
-        char name[24];
-        if (a && a->kind == ARG_STR) snprintf(name, sizeof name, "%.*s", (int)a->n, a->v.s);
-        else snprintf(name, sizeof name, "core_id");
-        access_fault_add_loop(rep, k->core->id, name, core_id);
-    }
+    if (k->threads > 1) access_fault_add_node(rep, k->core, core_id);
     for (int i = 0; i < site->nranges; i++) {
         const KernelRangeInfo *ri = &k->sig.ranges[site->ranges[i]];
         access_fault_add_loop(rep, ri->id, ri->name, raw->ranges[i]);

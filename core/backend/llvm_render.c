@@ -180,12 +180,16 @@ static LLVMValueRef render_const(Render *r, const UOp *u) {
 
 /* ---- looking up sources ---- */
 
+static bool is_invalid_const(const UOp *u) {
+    return uop_op(u) == OP_CONST && u->arg && u->arg->kind == ARG_INVALID;
+}
+
 /* tinygrad's Invalid marker, or a vector of it */
 static bool is_invalid_marker(const UOp *u) {
-    if (uop_op(u) == OP_CONST) return u->arg && u->arg->kind == ARG_INVALID;
+    if (is_invalid_const(u)) return true;
     if (uop_op(u) != OP_VECTORIZE || u->nsrc == 0) return false;
     for (int i = 0; i < u->nsrc; i++)
-        if (!is_invalid_marker(u->src[i])) return false;
+        if (!is_invalid_const(u->src[i])) return false;
     return true;
 }
 
@@ -195,7 +199,6 @@ static bool is_invalid_marker(const UOp *u) {
 static bool is_invalid_where(const UOp *u) {
     return uop_op(u) == OP_WHERE && u->nsrc == 3 && is_invalid_marker(u->src[2]);
 }
-
 
 /* The rendered value of source i of u.  Constants may be used without
  * appearing in the list; anything else must come earlier. */
@@ -649,14 +652,14 @@ static bool lanes_fit(Render *r, const UOp *mem, const DType *pd, const DType *v
     return false;
 }
 
-static LLVMValueRef extract(Render *r, LLVMValueRef v, int l) {
+LLVMValueRef lr_extract(Render *r, LLVMValueRef v, int l) {
     return LLVMBuildExtractElement(r->b, v, LLVMConstInt(LLVMInt32TypeInContext(r->ctx), (unsigned)l, 0), "");
 }
 
 /* lane l of a gate: a bool vector has one a lane, a bool is every lane's */
 static LLVMValueRef lane_gate(Render *r, LLVMValueRef gate, int l) {
     if (!gate || LLVMGetTypeKind(LLVMTypeOf(gate)) != LLVMVectorTypeKind) return gate;
-    return extract(r, gate, l);
+    return lr_extract(r, gate, l);
 }
 
 /* A load through p, a vector of pointers of dtype pd: a lane at a time,
@@ -667,7 +670,7 @@ static LLVMValueRef load_lanes(Render *r, const UOp *mem, const DType *pd, LLVMV
     LLVMValueRef v = LLVMGetPoison(value_type(r, vd)), zero = LLVMConstNull(value_type(r, vd->scalar));
     LLVMTypeRef i32 = LLVMInt32TypeInContext(r->ctx);
     for (int l = 0; l < vd->count; l++) {
-        LLVMValueRef x = load_one(r, mem, vd->scalar, extract(r, p, l), lane_gate(r, gate, l), zero, l, "");
+        LLVMValueRef x = load_one(r, mem, vd->scalar, lr_extract(r, p, l), lane_gate(r, gate, l), zero, l, "");
         v = LLVMBuildInsertElement(r->b, v, x, LLVMConstInt(i32, (unsigned)l, 0), l + 1 == vd->count ? nm : "");
     }
     return v;
@@ -677,7 +680,7 @@ static void store_lanes(Render *r, const UOp *mem, const DType *pd, LLVMValueRef
     const DType *vd = mem->src[1]->dtype;
     if (!lanes_fit(r, mem, pd, vd)) return;
     for (int l = 0; l < vd->count; l++)
-        store_one(r, mem, vd->scalar, extract(r, p, l), extract(r, v, l), lane_gate(r, gate, l), l);
+        store_one(r, mem, vd->scalar, lr_extract(r, p, l), lr_extract(r, v, l), lane_gate(r, gate, l), l);
 }
 
 static LLVMValueRef render_load(Render *r, const UOp *u, const char *nm) {

@@ -91,5 +91,7 @@ void lr_close_loop(Render *r);
  * kernel fills the report and returns.  lane >= 0: the access through that
  * lane of a vector of pointers (its offset is that lane of the index). */
 void lr_check_access(Render *r, const UOp *mem, const DType *vd, int lane);
+/* lane l of the vector v */
+LLVMValueRef lr_extract(Render *r, LLVMValueRef v, int l);
 
 #endif

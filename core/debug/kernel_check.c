@@ -22,10 +22,21 @@ struct KernelCheck {
     RefTensor ref;  /* of the kernel's output buffer */
     bool have_ref;
     char access[1024]; /* the access outside a buffer that stopped the last run, "" if none */
-    const char *ran_by;   /* what ran the last root: "compiled" or "interpreter" (NULL before) */
+    CheckExecutor ran_by; /* what ran the last root (CHECK_AUTO before any) */
     double work;          /* that root's work, estimated (root_work) */
     CheckExecutor how;
 };
+
+static const char *const executor_names[] = {[CHECK_AUTO] = "auto", [CHECK_INTERPRETED] = "interpreter",
+                                             [CHECK_COMPILED] = "compiled"};
+
+const char *check_executor_name(CheckExecutor how) { return executor_names[how]; }
+
+bool check_executor_from_name(const char *name, CheckExecutor *how) {
+    for (int e = CHECK_AUTO; e <= CHECK_COMPILED; e++)
+        if (name && !strcmp(name, executor_names[e])) return *how = (CheckExecutor)e, true;
+    return false;
+}
 
 void kcheck_set_executor(KernelCheck *kc, CheckExecutor how) { kc->how = how; }
 
@@ -101,27 +112,11 @@ fail:
     return NULL;
 }
 
-typedef bool (*InterpFn)(const UOp *root, void **bufs, const int64_t *sizes, int nbufs, AccessFault *fault, char *err,
-                         size_t errlen);
-
 /* runs an interpreter on the kernel's buffers (the session's data) */
-static bool run_on_buffers(KernelCheck *kc, InterpFn run, const UOp *root, char *msg, size_t msglen) {
-    const SchedKernel *k = &kc->s->kernels[kc->ki];
-    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
-    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
-    bool ok = args && sizes;
-    for (int g = 0; ok && g < k->nbufs; g++) {
-        args[g] = kc->data[k->bufs[g]];
-        sizes[g] = kc->s->bufs[k->bufs[g]].size;
-    }
+static bool run_on_buffers(KernelCheck *kc, ProgramInterpFn run, const UOp *root, char *msg, size_t msglen) {
     AccessFault fault;
-    if (!ok) snprintf(msg, msglen, "out of memory");
-    else if (!(ok = run(root, args, sizes, k->nbufs, &fault, msg, msglen)) && fault.failed) {
-        program_access_message(kc->s, kc->ki, &fault, msg, msglen);
-        snprintf(kc->access, sizeof kc->access, "%s", msg);
-    }
-    free(args);
-    free(sizes);
+    bool ok = program_run_interpreted(kc->s, kc->ki, run, root, kc->data, &fault, msg, msglen);
+    if (!ok && fault.failed) snprintf(kc->access, sizeof kc->access, "%s", msg);
     return ok;
 }
 
@@ -255,7 +250,7 @@ static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen)
     RootShape sh;
     if (!root_shape(root, &sh)) return snprintf(msg, msglen, "out of memory"), false;
     kc->work = sh.work;
-    kc->ran_by = "compiled";
+    kc->ran_by = CHECK_COMPILED;
     bool cpu = pipeline_options(kc->kps[kc->ki]).target == TARGET_CPU;
     if (kc->how == CHECK_COMPILED && !cpu)
         return snprintf(msg, msglen, "the gpu target's points run in the GPU emulator, not compiled"), false;
@@ -270,7 +265,7 @@ static bool run_root(KernelCheck *kc, const UOp *root, char *msg, size_t msglen)
             return ran > 0;
         }
     }
-    kc->ran_by = "interpreter";
+    kc->ran_by = CHECK_INTERPRETED;
     if (sh.scalar) return run_on_buffers(kc, ast_interp_run_fault, root, msg, msglen);
     if (!lin && !(lin = linearize(kc, root, msg, msglen))) return false;
     return run_on_buffers(kc, linear_interp_run_fault, lin, msg, msglen);
@@ -300,7 +295,7 @@ static bool check_root(KernelCheck *kc, const UOp *root, const char *label, Vali
 }
 
 const char *kcheck_bad_access(const KernelCheck *kc) { return kc->access[0] ? kc->access : NULL; }
-const char *kcheck_ran_by(const KernelCheck *kc, double *work) {
+CheckExecutor kcheck_ran_by(const KernelCheck *kc, double *work) {
     if (work) *work = kc->work;
     return kc->ran_by;
 }

@@ -23,6 +23,10 @@ typedef enum CheckExecutor {
     CHECK_INTERPRETED, /* the kernel-AST interpreter for scalar forms, the linear interpreter for the rest */
     CHECK_COMPILED,    /* compiled with bounds checks; an error when the point cannot be */
 } CheckExecutor;
+/* The names k:check and k:bisect take and report: "auto", "interpreter",
+ * "compiled"; check_executor_from_name is false for any other. */
+const char *check_executor_name(CheckExecutor how);
+bool check_executor_from_name(const char *name, CheckExecutor *how);
 
 /* NULL + err when the inputs cannot be made (a missing input, a reference
  * that cannot be computed, out of memory). */
@@ -43,12 +47,12 @@ bool kcheck_root(KernelCheck *kc, const UOp *root, ValidateReport *rep, StrBuf *
  * A kernel that reads or writes outside its buffers computes something
  * wrong, so a check can count it as wrong instead of as not checkable. */
 const char *kcheck_bad_access(const KernelCheck *kc);
-/* What ran the last root checked: "compiled" (with bounds checks) or
- * "interpreter" (the kernel-AST interpreter, the linear one or the GPU
- * emulator), NULL before any; *work (may be NULL) its estimated node
+/* What ran the last root checked: CHECK_COMPILED (with bounds checks) or
+ * CHECK_INTERPRETED (the kernel-AST interpreter, the linear one or the GPU
+ * emulator), CHECK_AUTO before any; *work (may be NULL) its estimated node
  * evaluations, each node once per iteration of the loops its value depends
  * on, which decide between them under CHECK_AUTO. */
-const char *kcheck_ran_by(const KernelCheck *kc, double *work);
+CheckExecutor kcheck_ran_by(const KernelCheck *kc, double *work);
 
 /* Runs the kernel as the program runs it (compiled through the JIT; the
  * gpu target: in the emulator) on the session's data and compares its

@@ -103,29 +103,35 @@ static bool jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, voi
     return false;
 }
 
+bool program_run_interpreted(const Schedule *s, int i, ProgramInterpFn run, const UOp *root, void **data,
+                             AccessFault *fault, char *err, size_t errlen) {
+    const SchedKernel *k = &s->kernels[i];
+    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
+    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
+    bool ok = args && sizes;
+    memset(fault, 0, sizeof *fault);
+    for (int g = 0; ok && g < k->nbufs; g++) {
+        args[g] = data[k->bufs[g]];
+        sizes[g] = s->bufs[k->bufs[g]].size;
+    }
+    if (!ok) snprintf(err, errlen, "out of memory");
+    else if (!(ok = run(root, args, sizes, k->nbufs, fault, err, errlen)) && fault->failed)
+        program_access_message(s, i, fault, err, errlen);
+    free(args);
+    free(sizes);
+    return ok;
+}
+
 /* Runs kernel i of the gpu target in the emulator (the linear interpreter
  * with workgroups, work items and barriers; every access checked). */
 static bool emulate_kernel(const Schedule *s, KernelPipeline *const *kps, int i, void **data, char *err, size_t errlen) {
     const SchedKernel *k = &s->kernels[i];
     char msg[1024];
     const UOp *lin = pipeline_root(kps[i], STAGE_COUNT, msg, sizeof msg);
-    void **args = calloc((size_t)k->nbufs + 1, sizeof *args);
-    int64_t *sizes = calloc((size_t)k->nbufs + 1, sizeof *sizes);
-    bool ok = lin && args && sizes;
-    if (!lin) snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-    else if (!ok) snprintf(err, errlen, "out of memory");
-    for (int g = 0; ok && g < k->nbufs; g++) {
-        args[g] = data[k->bufs[g]];
-        sizes[g] = s->bufs[k->bufs[g]].size;
-    }
     AccessFault fault;
-    if (ok && !(ok = linear_interp_run_fault(lin, args, sizes, k->nbufs, &fault, msg, sizeof msg))) {
-        if (fault.failed) program_access_message(s, i, &fault, msg, sizeof msg);
-        snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
-    }
-    free(args);
-    free(sizes);
-    return ok;
+    if (lin && program_run_interpreted(s, i, linear_interp_run_fault, lin, data, &fault, msg, sizeof msg)) return true;
+    snprintf(err, errlen, "kernel %d (%s): %s", i + 1, k->name, msg);
+    return false;
 }
 
 /* a kernel runs through the JIT, or in the emulator for the gpu target */

@@ -69,6 +69,14 @@ bool program_jit_kernel(const Schedule *s, KernelPipeline *const *kps, int i, vo
  * (r0=1)"). */
 bool program_run_compiled(const Schedule *s, int i, Kernel *kern, void **data, AccessFault *rep, char *err,
                           size_t errlen);
+/* An interpreter (ast_interp_run_fault, linear_interp_run_fault) run on
+ * root, a program of kernel i, over data (by program buffer).  False with
+ * err; when an access fell outside a buffer, fault->failed is set and err
+ * is program_access_message's words. */
+typedef bool (*ProgramInterpFn)(const UOp *root, void **bufs, const int64_t *sizes, int nbufs, AccessFault *fault,
+                                char *err, size_t errlen);
+bool program_run_interpreted(const Schedule *s, int i, ProgramInterpFn run, const UOp *root, void **data,
+                             AccessFault *fault, char *err, size_t errlen);
 /* The words for a failed access of kernel i (access_fault.h), its
  * DEFINE_GLOBAL named by the program buffer it is ("buffer 1 (input0)"),
  * whichever executor ran it. */

@@ -63,3 +63,11 @@ void range_label(const UOp *r, char *out, size_t len) {
         if (w > 0) off += (size_t)w;
     }
 }
+
+void loop_label(const UOp *u, char *out, size_t len) {
+    if (!len) return;
+    const Arg *a = u->arg;
+    if (uop_op(u) == OP_RANGE) range_label(u, out, len);
+    else if (uop_op(u) == OP_SPECIAL && a && a->kind == ARG_STR) snprintf(out, len, "%.*s", (int)a->n, a->v.s);
+    else snprintf(out, len, "%%%u", u->id);
+}

@@ -20,4 +20,7 @@ int axis_to_pos(AxisType t);
  * joined by "_" (r0, r1_2; a negative id -k as mk), or "r%ID" when its arg
  * is not a tuple of ids and an axis type. */
 void range_label(const UOp *r, char *out, size_t len);
+/* A loop variable's short name: a RANGE's range_label, a SPECIAL's own
+ * name (gidx0, lidx1, core_id), "%ID" for anything else. */
+void loop_label(const UOp *u, char *out, size_t len);
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/backend/access_fault.h"
+#include "core/ir/uop.h"
 
 static AccessFault fault(Op buffer_op, int64_t buffer, int64_t index, int64_t size, int width) {
     return (AccessFault){.failed = true, .node_op = OP_INDEX, .index_id = 41, .buffer_op = buffer_op,
@@ -63,6 +64,26 @@ static void test_loops(void **state) {
     assert_int_equal(strlen(tiny), sizeof tiny - 1);
 }
 
+/* a RANGE and a SPECIAL named as listings name them, by the node */
+static void test_loop_nodes(void **state) {
+    (void)state;
+    UCtx *c = uctx_new();
+    const UOp *four = uop_const_int(c, DT_INDEX, 4);
+    const UOp *r12 = uop_new(c, OP_RANGE, DT_INDEX, &four, 1,
+                             arg_tuple(c, (const Arg *[]){arg_int(c, 1), arg_int(c, 2), arg_axis(c, AXIS_LOOP)}, 3));
+    const UOp *g0 = uop_new(c, OP_SPECIAL, DT_INDEX, &four, 1, arg_str(c, "gidx0"));
+    assert_non_null(r12);
+    assert_non_null(g0);
+    AccessFault f = fault(OP_DEFINE_GLOBAL, 0, 4, 4, 1);
+    access_fault_add_node(&f, g0, 3);
+    access_fault_add_node(&f, r12, 2);
+    assert_int_equal(f.range_id[0], g0->id);
+    char out[256];
+    access_fault_message(&f, NULL, out, sizeof out);
+    assert_string_equal(out, "INDEX %41 reads buffer 0 at 4, past its 4 elements (gidx0=3, r1_2=2)");
+    uctx_free(c);
+}
+
 static void test_not_failed(void **state) {
     (void)state;
     char out[64];
@@ -78,6 +99,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_loop_nodes),
         cmocka_unit_test(test_not_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,17 @@
 
 #include <math.h>
 
+/* The hot block loops are built twice on x86-64, for AVX2 and for the
+ * baseline, and the loader picks one by the CPU (GCC and Clang function
+ * multi-versioning): converting doubles to float and back, as every float32
+ * op does, takes three times as long in baseline SSE2.  AVX2 without FMA:
+ * the same IEEE operations, so the same bits. */
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
 /* the dtypes with loops of their own */
 typedef enum Kind { K_F32, K_F64, K_I32, K_I64, K_BOOL, K_OTHER } Kind;
 
@@ -69,7 +80,7 @@ static inline int64_t wrap32(uint64_t x) {
 
 /* out does not overlap a or b (a and b may be the same); the loops read and
  * write the union's members through plain pointers, which vectorise */
-static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *restrict a, const RefWord *restrict b,
+VECTOR_CLONES static const char *alu_fast(Op op, Kind ks, Kind kd, const RefWord *restrict a, const RefWord *restrict b,
                             RefWord *restrict out, int64_t len) {
     const double *restrict af = &a->f, *restrict bf = &b->f;
     const int64_t *restrict ai = &a->i, *restrict bi = &b->i;
@@ -106,12 +117,12 @@ static inline ScalarVal to_scalar(RefWord w, bool is_float) {
     return is_float ? (ScalarVal){w.f, 0} : (ScalarVal){0, w.i};
 }
 
-const char *ref_block_alu(const UOp *u, RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
+const char *ref_block_alu(const UOp *u, const RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
                           unsigned char *bad) {
     return ref_block_alu_as(uop_op(u), u, src, sf, out, len, bad);
 }
 
-const char *ref_block_alu_as(Op op, const UOp *u, RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
+const char *ref_block_alu_as(Op op, const UOp *u, const RefWord *const *src, const bool *sf, RefWord *out, int64_t len,
                              unsigned char *bad) {
     int nsrc = u->nsrc < 3 ? u->nsrc : 3;
     if (op == OP_WHERE) {
@@ -231,7 +242,24 @@ static inline RefWord step(const RefReduce *rd, bool fl, RefWord acc, RefWord v)
     default: break;                                                                            \
     }
 
-void ref_reduce_lanes(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len) {
+bool ref_mul_sum_fusable(Op op, const UOp *mul, const bool *src_float, const RefReduce *rd) {
+    Kind k = kind_of(mul->dtype);
+    return op == OP_MUL && mul->nsrc == 2 && src_float[0] && src_float[1] && (k == K_F32 || k == K_F64) &&
+           kind_of(mul->src[0]->dtype) == k && rd->op == OP_ADD && rd->src_float && kind_of(rd->dt) == K_F64;
+}
+
+/* acc[t] + R(x[t] * y[t]), with x[t] = x[0] where x is uniform (likewise y) */
+#define MUL_SUM(R)                                                                                 do {                                                                                               if (x_uniform && y_uniform) {                                                                      double p = R(xf[0] * yf[0]);                                                                   for (int64_t t = 0; t < len; t++) af[t] = af[t] + p;                                       } else if (x_uniform) {                                                                            double s = xf[0];                                                                              for (int64_t t = 0; t < len; t++) af[t] = af[t] + R(s * yf[t]);                            } else if (y_uniform) {                                                                            double s = yf[0];                                                                              for (int64_t t = 0; t < len; t++) af[t] = af[t] + R(xf[t] * s);                            } else {                                                                                           for (int64_t t = 0; t < len; t++) af[t] = af[t] + R(xf[t] * yf[t]);                        }                                                                                          } while (0)
+
+VECTOR_CLONES void ref_mul_sum_lanes(const UOp *mul, RefWord *acc, const RefWord *x, bool x_uniform,
+                                     const RefWord *y, bool y_uniform, int64_t len) {
+    double *restrict af = &acc->f;
+    const double *xf = &x->f, *yf = &y->f;
+    if (kind_of(mul->dtype) == K_F32) MUL_SUM(ROUND32);
+    else MUL_SUM(AS_IS);
+}
+
+VECTOR_CLONES void ref_reduce_lanes(const RefReduce *rd, RefWord *acc, const RefWord *v, int64_t len) {
     bool fl = dt_is_float(rd->dt);
     double *restrict af = &acc->f;
     const double *restrict vf = &v->f;

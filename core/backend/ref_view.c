@@ -215,28 +215,32 @@ static void chain_block(const RefAccess *a, int64_t base, int64_t sb, int64_t tl
     }
 }
 
-void ref_access_block(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out) {
-    const RefView *v = &a->views[a->nviews - 1];
-    int64_t *o = &out->i;
-    /* the offset of the block's start, and the valid part [tlo, thi) of the block */
+/* Where the block idx + t e_b (t < len) starts in the outermost view: its
+ * offset *base, step *sb, and valid part [*tlo, *thi); false when no
+ * element is valid along the other dims. */
+static bool block_start(const RefView *v, const int64_t *idx, int b, int64_t len, int64_t *base, int64_t *sb,
+                        int64_t *tlo, int64_t *thi) {
     bool valid = !v->empty;
-    int64_t base = v->offset, tlo = 0, thi = len, sb = 0;
+    *base = v->offset, *tlo = 0, *thi = len, *sb = 0;
     for (int d = 0; d < v->ndim && valid; d++) {
         if (d == b) continue;
         valid = idx[d] >= v->lo[d] && idx[d] < v->hi[d];
-        base += idx[d] * v->stride[d];
+        *base += idx[d] * v->stride[d];
     }
-    if (!valid) {
-        for (int64_t t = 0; t < len; t++) o[t] = 0;
-        return;
-    }
-    if (b >= 0) {
-        int64_t t0 = idx[b];
-        tlo = v->lo[b] - t0 < 0 ? 0 : v->lo[b] - t0 > len ? len : v->lo[b] - t0;
-        thi = v->hi[b] - t0 < tlo ? tlo : v->hi[b] - t0 > len ? len : v->hi[b] - t0;
-        base += t0 * v->stride[b];
-        sb = v->stride[b];
-    }
+    if (!valid || b < 0) return valid;
+    int64_t t0 = idx[b];
+    *tlo = v->lo[b] - t0 < 0 ? 0 : v->lo[b] - t0 > len ? len : v->lo[b] - t0;
+    *thi = v->hi[b] - t0 < *tlo ? *tlo : v->hi[b] - t0 > len ? len : v->hi[b] - t0;
+    *base += t0 * v->stride[b];
+    *sb = v->stride[b];
+    return true;
+}
+
+/* ref_access_block into out, where the block is known to start at base
+ * with step sb and valid part [tlo, thi) */
+static void read_block(const RefAccess *a, int64_t base, int64_t sb, int64_t tlo, int64_t thi, int64_t len,
+                       RefWord *out) {
+    int64_t *o = &out->i;
     for (int64_t t = 0; t < tlo; t++) o[t] = 0;
     for (int64_t t = thi; t < len; t++) o[t] = 0;
     if (thi <= tlo) return;
@@ -254,4 +258,27 @@ void ref_access_block(const RefAccess *a, const int64_t *idx, int b, int64_t len
     } else {
         for (int64_t t = tlo; t < thi; t++) o[t] = p[base + t * sb];
     }
+}
+
+void ref_access_block(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out) {
+    int64_t base, sb, tlo, thi;
+    if (!block_start(&a->views[a->nviews - 1], idx, b, len, &base, &sb, &tlo, &thi)) tlo = thi = len;
+    read_block(a, base, sb, tlo, thi, len, out);
+}
+
+const RefWord *ref_access_read(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out,
+                               bool *uniform) {
+    int64_t base, sb, tlo, thi;
+    if (!block_start(&a->views[a->nviews - 1], idx, b, len, &base, &sb, &tlo, &thi)) tlo = thi = len;
+    *uniform = false;
+    if (a->nviews == 1 && a->data && tlo == 0 && thi == len && len > 0) {
+        if (sb == 1) return a->data + base;
+        if (sb == 0) {
+            out[0] = a->data[base];
+            *uniform = len > 1;
+            return out;
+        }
+    }
+    read_block(a, base, sb, tlo, thi, len, out);
+    return out;
 }

@@ -58,5 +58,11 @@ bool ref_view_apply(RefView *v, const UOp *m, const Shape *out);
  * space (idx[b] is the block's start; b < 0: one element) into out; invalid
  * elements are 0.  A mask access instead zeroes out's invalid elements. */
 void ref_access_block(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out);
+/* The same block, read in place where it is len consecutive valid elements
+ * of the data array (the pointer into the array is returned); else loaded
+ * into out, which is returned.  *uniform is set when every element is one
+ * valid element of the array: only out[0] is then written. */
+const RefWord *ref_access_read(const RefAccess *a, const int64_t *idx, int b, int64_t len, RefWord *out,
+                               bool *uniform);
 
 #endif

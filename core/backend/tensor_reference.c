@@ -58,6 +58,8 @@ enum { REF_LAZY_DEPTH = 256 };
 #endif
 /* the most instructions of one region (a DAG of huge shared nodes unfolds) */
 enum { REF_MAX_INSTRS = 1 << 20 };
+/* the most rows of outputs a reduction computes together (see run_reduce) */
+enum { REF_TILE_ROWS = 16 };
 /* elements evaluated between two polls of the interrupt flag */
 enum { REF_POLL = 1 << 16 };
 
@@ -100,8 +102,11 @@ typedef struct Prog {
                            nodes on its path may be materialised with 1/y, not y, so a
                            RESHAPE a view cannot follow is read through a chain of views */
     RefWord *stack;     /* maxsp + 1 blocks */
-    RefWord **vs;       /* the block of each stack position (maxsp of them) */
-    RefWord *spare;     /* the block no position uses: an op's result goes there */
+    RefWord **own;      /* the block each stack position owns (maxsp of them) */
+    const RefWord **vs; /* what each position holds: its own block, or a block of a
+                           materialised array read in place (ref_access_direct) */
+    bool *uniform;      /* position k's elements are all own[k][0] (see block) */
+    RefWord *spare;     /* the block no position owns: an op's result goes there */
     RefWord *pstack;    /* the poison of each block (valid where flag[k]) */
     bool *flag;         /* whether block k has poison */
     unsigned char bad[REF_BLOCK];
@@ -343,6 +348,8 @@ static void prog_free(Prog *g) {
     free(g->ins);
     free(g->path);
     free(g->stack);
+    free(g->own);
+    free(g->uniform);
     free(g->vs);
     free(g->pstack);
     free(g->flag);
@@ -357,18 +364,38 @@ static bool prog_compile(Ref *r, Prog *g, int k) {
     if (!compile(r, g, k, 0)) return false;
     size_t blocks = (size_t)(g->maxsp ? g->maxsp : 1);
     g->stack = malloc((blocks + 1) * REF_BLOCK * sizeof *g->stack);
+    g->own = malloc(blocks * sizeof *g->own);
+    g->uniform = calloc(blocks, sizeof *g->uniform);
     g->vs = malloc(blocks * sizeof *g->vs);
     g->pstack = malloc(blocks * REF_BLOCK * sizeof *g->pstack);
     g->flag = calloc(blocks, sizeof *g->flag);
-    if (!g->stack || !g->vs || !g->pstack || !g->flag) return fail(r, r->nodes[k].u, "out of memory");
-    for (size_t b = 0; b < blocks; b++) g->vs[b] = g->stack + b * REF_BLOCK;
+    if (!g->stack || !g->own || !g->uniform || !g->vs || !g->pstack || !g->flag) return fail(r, r->nodes[k].u, "out of memory");
+    for (size_t b = 0; b < blocks; b++) g->vs[b] = g->own[b] = g->stack + b * REF_BLOCK;
     g->spare = g->stack + blocks * REF_BLOCK;
     return true;
 }
 
 /* ---------------------------------------------------------------- running a region */
 
-static RefWord *slot(Prog *g, int k) { return g->vs[k]; }
+/* the len elements of position k: a uniform block is filled out first */
+static const RefWord *block(Prog *g, int k, int64_t len) {
+    if (g->uniform[k]) {
+        RefWord *o = g->own[k];
+        for (int64_t t = 1; t < len; t++) o[t] = o[0];
+        g->uniform[k] = false;
+    }
+    return g->vs[k];
+}
+
+/* block k, to be changed in place: a block read in place is copied first */
+static RefWord *writable_slot(Prog *g, int k, int64_t len) {
+    block(g, k, len);
+    if (g->vs[k] != g->own[k]) {
+        memcpy(g->own[k], g->vs[k], (size_t)len * sizeof *g->own[k]);
+        g->vs[k] = g->own[k];
+    }
+    return g->own[k];
+}
 static RefWord *pslot(Prog *g, int k) { return g->pstack + (size_t)k * REF_BLOCK; }
 
 /* marks block k as having poison, starting from none */
@@ -380,9 +407,9 @@ static RefWord *poison_block(Prog *g, int k, int64_t len) {
 }
 
 static bool run_alu(Ref *r, Prog *g, RInstr *in, int sp, int64_t len) {
-    RefWord *src[3];
+    const RefWord *src[3];
     for (int k = 0; k < in->nsrc; k++) {
-        src[k] = slot(g, sp + k);
+        src[k] = block(g, sp + k, len);
         /* an element keeps the first poison of its sources, in evaluation order */
         if (k > 0 && g->flag[sp + k]) {
             RefWord *p0 = poison_block(g, sp, len), *pk = pslot(g, sp + k);
@@ -391,10 +418,13 @@ static bool run_alu(Ref *r, Prog *g, RInstr *in, int sp, int64_t len) {
         }
     }
     const UOp *u = r->nodes[in->node].u;
-    /* the result goes to the spare block, which then takes the first source's place */
+    /* the result goes to the spare block, which position sp then owns; the
+     * block it owned is the spare once its sources are read */
     RefWord *out = g->spare;
-    g->spare = g->vs[sp];
+    g->spare = g->own[sp];
+    g->own[sp] = out;
     g->vs[sp] = out;
+    g->uniform[sp] = false;
     const char *why = ref_block_alu_as(in->op, u, src, in->src_float, out, len, g->bad);
     if (!why) return true;
     if (!in->code) {
@@ -412,16 +442,17 @@ static bool run_alu(Ref *r, Prog *g, RInstr *in, int sp, int64_t len) {
     return true;
 }
 
-/* Evaluates the block idx + t e_b (t < len; b < 0: the element idx) into
- * slot 0 (its poison in pslot 0 where flag[0]).  False on failure. */
-static bool run_block(Ref *r, Prog *g, const int64_t *idx, int b, int64_t len) {
+/* Evaluates the block idx + t e_b (t < len; b < 0: the element idx) with
+ * the first nins instructions of the region; with all of them, into position
+ * 0 (its poison in pslot 0 where flag[0]).  False on failure. */
+static bool run_block(Ref *r, Prog *g, const int64_t *idx, int b, int64_t len, size_t nins) {
     int sp = 0;
-    for (size_t i = 0; i < g->nins; i++) {
+    for (size_t i = 0; i < nins; i++) {
         RInstr *in = &g->ins[i];
         const RefAccess *a = in->kind == RI_LOAD || in->kind == RI_MASK ? &g->acc[in->access] : NULL;
         switch (in->kind) {
         case RI_LOAD:
-            ref_access_block(a, idx, b, len, slot(g, sp));
+            g->vs[sp] = ref_access_read(a, idx, b, len, g->own[sp], &g->uniform[sp]);
             g->flag[sp] = false;
             if (a->poison) {
                 RefAccess pa = *a;
@@ -433,17 +464,17 @@ static bool run_block(Ref *r, Prog *g, const int64_t *idx, int b, int64_t len) {
             sp++;
             break;
         case RI_MASK:
-            ref_access_block(a, idx, b, len, slot(g, sp - 1));
+            ref_access_block(a, idx, b, len, writable_slot(g, sp - 1, len));
             if (g->flag[sp - 1]) ref_access_block(a, idx, b, len, pslot(g, sp - 1));
             break;
         case RI_CAST: {
             const UOp *u = r->nodes[in->node].u;
-            ref_block_cast(u->dtype, u->src[0]->dtype, slot(g, sp - 1), len);
+            ref_block_cast(u->dtype, u->src[0]->dtype, writable_slot(g, sp - 1, len), len);
             break;
         }
         case RI_BITCAST: {
             const UOp *u = r->nodes[in->node].u;
-            ref_block_bitcast(u->dtype, u->src[0]->dtype, slot(g, sp - 1), len);
+            ref_block_bitcast(u->dtype, u->src[0]->dtype, writable_slot(g, sp - 1, len), len);
             break;
         }
         default:
@@ -545,14 +576,35 @@ static bool run_elementwise(Ref *r, Prog *g, RNode *nd, RefWord *out) {
         for (int64_t t0 = 0; t0 < n; t0 += REF_BLOCK) {
             int64_t len = n - t0 < REF_BLOCK ? n - t0 : REF_BLOCK;
             if (b >= 0) idx[b] = t0;
-            if (!run_block(r, g, idx, b, len)) return false;
+            if (!run_block(r, g, idx, b, len, g->nins)) return false;
             int64_t at = base + (b >= 0 ? t0 * ost[b] : 0), sb = b >= 0 ? ost[b] : 1;
-            store_block(out, at, sb, slot(g, 0), len);
+            store_block(out, at, sb, block(g, 0, len), len);
             if (!settle_poison(r, g, nd, at, sb, 0, 0, len)) return false;
         }
         if (b >= 0) idx[b] = 0;
     } while (next_index(idx, s, walk));
     return region_result(r, g);
+}
+
+/* Folds the block idx + t e_b (t < len) of a reduction's source into
+ * acc[0..len); with mul_sum (see ref_mul_sum_fusable), the region's final
+ * MUL is folded in by ref_mul_sum_lanes unless a source has poison. */
+static bool run_lanes(Ref *r, Prog *g, const RefReduce *rd, bool mul_sum, const int64_t *idx, int b, int64_t len,
+                      RefWord *acc) {
+    if (!mul_sum) {
+        if (!run_block(r, g, idx, b, len, g->nins)) return false;
+        ref_reduce_lanes(rd, acc, block(g, 0, len), len);
+        return true;
+    }
+    RInstr *mul = &g->ins[g->nins - 1];
+    if (!run_block(r, g, idx, b, len, g->nins - 1)) return false;
+    if (g->flag[0] || g->flag[1]) {
+        if (!run_alu(r, g, mul, 0, len)) return false;
+        ref_reduce_lanes(rd, acc, block(g, 0, len), len);
+    } else {
+        ref_mul_sum_lanes(r->nodes[mul->node].u, acc, g->vs[0], g->uniform[0], g->vs[1], g->uniform[1], len);
+    }
+    return true;
 }
 
 /* REDUCE_AXIS node nd over its source's shape s into out (nd's shape) */
@@ -564,7 +616,7 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
      * so an exact result computed in another order is not reported wrong */
     bool wide = rd.op == OP_ADD && rd.src_float && dt_is_float(u->dtype) && u->dtype->kind == DTK_SCALAR && u->dtype->sk != SK_FLOAT64;
     if (wide) rd.dt = dt_scalar(SK_FLOAT64);
-    RefWord id = ref_reduce_identity(&rd), acc[REF_BLOCK];
+    RefWord id = ref_reduce_identity(&rd), acc[REF_TILE_ROWS * REF_BLOCK];
     bool red[SHAPE_MAX_DIMS] = {false}, keep[SHAPE_MAX_DIMS] = {false}, walk_out[SHAPE_MAX_DIMS], walk_red[SHAPE_MAX_DIMS];
     const Arg *axes = u->arg->items[1];
     for (uint32_t a = 0; a < axes->n; a++) red[axes->items[a]->v.i] = true;
@@ -578,8 +630,17 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
         if (red[d] && s->d[d] > 1) b = d;
     bool lanes = a >= 0 && (s->d[a] >= 16 || b < 0 || s->d[a] >= s->d[b]);
     int blk = lanes ? a : b;
+    /* with a block of outputs, a tile of rows along another kept axis: each
+     * reduced element's blocks for the rows read the same parts of the
+     * arrays, which then come from the cache */
+    int rows_axis = -1;
+    const RInstr *last = g->nins ? &g->ins[g->nins - 1] : NULL;
+    bool mul_sum = lanes && last && last->kind == RI_ALU &&
+                   ref_mul_sum_fusable(last->op, r->nodes[last->node].u, last->src_float, &rd);
+    for (int d = s->ndim - 1; d >= 0 && lanes && rows_axis < 0; d--)
+        if (keep[d] && d != a && s->d[d] > 1) rows_axis = d;
     for (int d = 0; d < s->ndim; d++) {
-        walk_out[d] = !red[d] && d != blk;
+        walk_out[d] = !red[d] && d != blk && d != rows_axis;
         walk_red[d] = red[d] && d != blk;
     }
     int64_t n = blk >= 0 ? s->d[blk] : 1;
@@ -588,21 +649,38 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
         for (int d = 0; d < s->ndim; d++)
             if (!red[d] && d != blk) base += idx[d] * ost[d];
         if (lanes) {
-            for (int64_t t0 = 0; t0 < n; t0 += REF_BLOCK) {
-                int64_t len = n - t0 < REF_BLOCK ? n - t0 : REF_BLOCK;
-                for (int64_t t = 0; t < len; t++) acc[t] = id;
-                idx[a] = t0;
-                int64_t red = 0;
-                do {
-                    if (!run_block(r, g, idx, a, len) || !settle_poison(r, g, NULL, base + t0 * ost[a], ost[a], red++, 0, len))
-                        return false;
-                    ref_reduce_lanes(&rd, acc, slot(g, 0), len);
-                } while (next_index(idx, s, walk_red));
-                if (wide)
-                    for (int64_t t = 0; t < len; t++) acc[t].f = scalar_from_float(u->dtype, acc[t].f).f;
-                store_block(out, base + t0 * ost[a], ost[a], acc, len);
+            int64_t nrows = rows_axis >= 0 ? s->d[rows_axis] : 1;
+            for (int64_t r0 = 0; r0 < nrows; r0 += REF_TILE_ROWS) {
+                int64_t rows = nrows - r0 < REF_TILE_ROWS ? nrows - r0 : REF_TILE_ROWS;
+                for (int64_t t0 = 0; t0 < n; t0 += REF_BLOCK) {
+                    int64_t len = n - t0 < REF_BLOCK ? n - t0 : REF_BLOCK;
+                    for (int64_t t = 0; t < rows * REF_BLOCK; t++) acc[t] = id;
+                    idx[a] = t0;
+                    int64_t red = 0;
+                    do {
+                        for (int64_t q = 0; q < rows; q++) {
+                            int64_t at = base + t0 * ost[a];
+                            if (rows_axis >= 0) {
+                                idx[rows_axis] = r0 + q;
+                                at += (r0 + q) * ost[rows_axis];
+                            }
+                            if (!run_lanes(r, g, &rd, mul_sum, idx, a, len, acc + q * REF_BLOCK) ||
+                                !settle_poison(r, g, NULL, at, ost[a], red, 0, len))
+                                return false;
+                        }
+                        red++;
+                    } while (next_index(idx, s, walk_red));
+                    for (int64_t q = 0; q < rows; q++) {
+                        RefWord *row = acc + q * REF_BLOCK;
+                        if (wide)
+                            for (int64_t t = 0; t < len; t++) row[t].f = scalar_from_float(u->dtype, row[t].f).f;
+                        int64_t at = base + t0 * ost[a] + (rows_axis >= 0 ? (r0 + q) * ost[rows_axis] : 0);
+                        store_block(out, at, ost[a], row, len);
+                    }
+                }
             }
             idx[a] = 0;
+            if (rows_axis >= 0) idx[rows_axis] = 0;
         } else {
             acc[0] = id;
             int64_t red = 0;
@@ -610,8 +688,9 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
                 for (int64_t t0 = 0; t0 < n; t0 += REF_BLOCK) {
                     int64_t len = n - t0 < REF_BLOCK ? n - t0 : REF_BLOCK;
                     if (b >= 0) idx[b] = t0;
-                    if (!run_block(r, g, idx, b, len) || !settle_poison(r, g, NULL, base, 0, red, 1, len)) return false;
-                    ref_reduce_serial(&rd, &acc[0], slot(g, 0), len);
+                    if (!run_block(r, g, idx, b, len, g->nins) || !settle_poison(r, g, NULL, base, 0, red, 1, len))
+                        return false;
+                    ref_reduce_serial(&rd, &acc[0], block(g, 0, len), len);
                     red += len;
                 }
                 if (b >= 0) idx[b] = 0;

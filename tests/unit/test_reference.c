@@ -3,7 +3,7 @@
  * built from movement ops as the Tensor front end builds it; combinations of
  * movement ops (strided views, reshapes they cannot follow, a chain of views
  * over a source too large to materialise), padding over arithmetic, the
- * order of float sums, failed elements the result never reads, and the
+ * order of float sums, blocks read in place and broadcast blocks, failed elements the result never reads, and the
  * interrupt flag. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,12 +35,16 @@ static int teardown(void **s) { (void)s; uctx_free(c); return 0; }
 static float A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, B[9] = {10, 11, 12, 13, 14, 15, 16, 17, 18};
 static int32_t C[4] = {1, 2, 3, 4}, D[4] = {1, 0, 2, 3};
 static float E[4 * 16];
-static const UOp *bufA, *bufB, *bufC, *bufD, *bufE;
-static void forget_buffers(void) { bufA = bufB = bufC = bufD = bufE = NULL; }
+/* a 13x5 by 5x300 matmul: more rows than one tile, more columns than one block */
+enum { MM_N = 13, MM_K = 5, MM_M = 300 };
+static float G[MM_N * MM_K], H[MM_K * MM_M];
+static const UOp *bufA, *bufB, *bufC, *bufD, *bufE, *bufG, *bufH;
+static void forget_buffers(void) { bufA = bufB = bufC = bufD = bufE = bufG = bufH = NULL; }
 static const void *buffers(void *ud, const UOp *b) {
     (void)ud;
     return b == bufA ? (const void *)A : b == bufB ? (const void *)B : b == bufC ? (const void *)C
-         : b == bufD ? (const void *)D : b == bufE ? (const void *)E : NULL;
+         : b == bufD ? (const void *)D : b == bufE ? (const void *)E : b == bufG ? (const void *)G
+         : b == bufH ? (const void *)H : NULL;
 }
 
 static void expect(const UOp *root, const double *want, size_t n) {
@@ -49,7 +53,7 @@ static void expect(const UOp *root, const double *want, size_t n) {
     if (!ref_eval(root, buffers, NULL, &t, err, sizeof err)) fail_msg("%s", err);
     assert_int_equal(shape_numel(&t.shape), n);
     for (size_t i = 0; i < n; i++)
-        if (ref_value(&t, i) != want[i]) fail_msg("element %zu: got %g, want %g", i, ref_value(&t, i), want[i]);
+        if (ref_value(&t, i) != want[i]) fail_msg("element %zu: got %.17g, want %.17g", i, ref_value(&t, i), want[i]);
     ref_tensor_free(&t);
 }
 
@@ -238,6 +242,56 @@ static void test_view_chain(void **s) {
  * + 1 - 1e8 + 1 is 2 (a float32 accumulator would absorb the first 1 and
  * give 1), whether a block of outputs is summed at once (16 columns) or one
  * output's elements are (16 rows), in row-major or transposed order. */
+/* Blocks read in place from an array, and blocks of one repeated value (a
+ * broadcast): a matmul whose products are summed without a block of them,
+ * against plain loops with the same rounding (each product to float32, the
+ * sum in double, rounded to float32 once); a sum of two broadcasts; a cast
+ * done in place on a block read in place must not change the array. */
+static void test_blocks_in_place(void **s) {
+    (void)s;
+    for (int i = 0; i < MM_N * MM_K; i++) G[i] = (float)((i * 7) % 11 - 5) + 0.1f * (float)(i % 3);
+    for (int i = 0; i < MM_K * MM_M; i++) H[i] = (float)((i * 5) % 13) * 0.37f - 2.0f;
+    bufG = buffer(5, MM_N * MM_K, DT_FLOAT32);
+    bufH = buffer(6, MM_K * MM_M, DT_FLOAT32);
+    const UOp *g = mop(OP_EXPAND, mop(OP_RESHAPE, bufG, (int64_t[]){MM_N, 1, MM_K}, 3), (int64_t[]){MM_N, MM_M, MM_K}, 3);
+    const UOp *ht = with_arg_ints(OP_PERMUTE, mop(OP_RESHAPE, bufH, (int64_t[]){MM_K, MM_M}, 2), (int64_t[]){1, 0}, 2);
+    const UOp *h = mop(OP_EXPAND, mop(OP_RESHAPE, ht, (int64_t[]){1, MM_M, MM_K}, 3), (int64_t[]){MM_N, MM_M, MM_K}, 3);
+    const UOp *mm = reduce(OP_ADD, uop_binary(c, OP_MUL, g, h), (int64_t[]){2}, 1);
+    static double want[MM_N * MM_M];
+    for (int i = 0; i < MM_N; i++)
+        for (int j = 0; j < MM_M; j++) {
+            double acc = 0;
+            for (int k = 0; k < MM_K; k++) acc += (double)(float)((double)G[i * MM_K + k] * (double)H[k * MM_M + j]);
+            want[i * MM_M + j] = (double)(float)acc;
+        }
+    expect(mm, want, MM_N * MM_M);
+
+    /* out[j] = sum_k G[k] * G[k + 1], every lane the same: both sources broadcast */
+    const UOp *row0 = mop2(OP_SHRINK, mop(OP_RESHAPE, bufG, (int64_t[]){1, MM_N * MM_K}, 2), (int64_t[]){0, 0},
+                           (int64_t[]){1, MM_K}, 2);
+    const UOp *row1 = mop2(OP_SHRINK, mop(OP_RESHAPE, bufG, (int64_t[]){1, MM_N * MM_K}, 2), (int64_t[]){0, 1},
+                           (int64_t[]){1, MM_K + 1}, 2);
+    const UOp *b0 = mop(OP_EXPAND, row0, (int64_t[]){20, MM_K}, 2), *b1 = mop(OP_EXPAND, row1, (int64_t[]){20, MM_K}, 2);
+    double dot = 0, same[20];
+    for (int k = 0; k < MM_K; k++) dot += (double)(float)((double)G[k] * (double)G[k + 1]);
+    for (int j = 0; j < 20; j++) same[j] = (double)(float)dot;
+    expect(reduce(OP_ADD, uop_binary(c, OP_MUL, b0, b1), (int64_t[]){1}, 1), same, 20);
+    /* a broadcast added to a row: its one value filled out for the ADD */
+    const UOp *col = mop(OP_EXPAND, mop(OP_RESHAPE, bufG, (int64_t[]){MM_N * MM_K, 1}, 2), (int64_t[]){MM_N * MM_K, MM_M}, 2);
+    const UOp *rows = mop(OP_EXPAND, mop(OP_RESHAPE, mop2(OP_SHRINK, bufH, (int64_t[]){0}, (int64_t[]){MM_M}, 1),
+                                         (int64_t[]){1, MM_M}, 2), (int64_t[]){MM_N * MM_K, MM_M}, 2);
+    static double sums[MM_N * MM_K * MM_M];
+    for (int i = 0; i < MM_N * MM_K; i++)
+        for (int j = 0; j < MM_M; j++) sums[i * MM_M + j] = (double)(float)((double)G[i] + (double)H[j]);
+    expect(uop_binary(c, OP_ADD, col, rows), sums, MM_N * MM_K * MM_M);
+
+    /* trunc(H) + H: the cast works on a copy of H's block, not on H's array */
+    const UOp *trunc = uop_cast(c, uop_cast(c, bufH, DT_INT32), DT_FLOAT32);
+    static double th[MM_K * MM_M];
+    for (int i = 0; i < MM_K * MM_M; i++) th[i] = (double)(float)((double)(int32_t)H[i] + (double)H[i]);
+    expect(uop_binary(c, OP_ADD, trunc, bufH), th, MM_K * MM_M);
+}
+
 static void test_sum_order(void **s) {
     (void)s;
     const float col[4] = {1e8f, 1, -1e8f, 1};
@@ -297,6 +351,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_deep_graphs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
         cmocka_unit_test_setup_teardown(test_view_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocks_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_elements, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt, setup, teardown),

@@ -65,7 +65,7 @@ static void test_reference_blocks(void **st) {
     RefWord x[4] = {{.f = 1.0}, {.f = NAN}, {.f = NAN}, {.f = -0.0}};
     RefWord y[4] = {{.f = NAN}, {.f = 1.0}, {.f = NAN}, {.f = 0.0}};
     RefWord out[4];
-    RefWord *src[2] = {x, y};
+    const RefWord *src[2] = {x, y};
     bool sf[2] = {true, true};
     unsigned char bad[4];
     assert_null(ref_block_alu(mx, src, sf, out, 4, bad));

@@ -59,7 +59,7 @@ enum { REF_LAZY_DEPTH = 256 };
 /* the most instructions of one region (a DAG of huge shared nodes unfolds) */
 enum { REF_MAX_INSTRS = 1 << 20 };
 /* the most rows of outputs a reduction computes together (see run_reduce) */
-enum { REF_TILE_ROWS = 16 };
+enum { REF_TILE_ROWS = 8 };
 /* elements evaluated between two polls of the interrupt flag */
 enum { REF_POLL = 1 << 16 };
 
@@ -104,7 +104,7 @@ typedef struct Prog {
     RefWord *stack;     /* maxsp + 1 blocks */
     RefWord **own;      /* the block each stack position owns (maxsp of them) */
     const RefWord **vs; /* what each position holds: its own block, or a block of a
-                           materialised array read in place (ref_access_direct) */
+                           materialised array read in place (ref_access_read) */
     bool *uniform;      /* position k's elements are all own[k][0] (see block) */
     RefWord *spare;     /* the block no position owns: an op's result goes there */
     RefWord *pstack;    /* the poison of each block (valid where flag[k]) */
@@ -634,11 +634,11 @@ static bool run_reduce(Ref *r, Prog *g, const RNode *nd, const Shape *s, RefWord
      * reduced element's blocks for the rows read the same parts of the
      * arrays, which then come from the cache */
     int rows_axis = -1;
+    for (int d = s->ndim - 1; d >= 0 && lanes && rows_axis < 0; d--)
+        if (keep[d] && d != a && s->d[d] > 1) rows_axis = d;
     const RInstr *last = g->nins ? &g->ins[g->nins - 1] : NULL;
     bool mul_sum = lanes && last && last->kind == RI_ALU &&
                    ref_mul_sum_fusable(last->op, r->nodes[last->node].u, last->src_float, &rd);
-    for (int d = s->ndim - 1; d >= 0 && lanes && rows_axis < 0; d--)
-        if (keep[d] && d != a && s->d[d] > 1) rows_axis = d;
     for (int d = 0; d < s->ndim; d++) {
         walk_out[d] = !red[d] && d != blk && d != rows_axis;
         walk_red[d] = red[d] && d != blk;

@@ -204,7 +204,8 @@ t, search_s = beam_timed(x_conv:conv2d(w_conv, {padding = 1}), 2)
 row(beam_what("conv2d 1x32x56x56, 64 3x3, pad 1"), 2 * 64 * 32 * 9 * 56 * 56 / (t * 1e6), "GFLOP/s",
     string.format("%.1f ms, found in %.1f s", t, search_s))
 
--- the debugger: seeking to a rewrite point, validating, bisecting
+-- the debugger: seeking to a rewrite point, validating, bisecting (bisect rows: best of 3
+-- runs; a bisect keeps nothing from one run to the next)
 local kd = uop.compile(a512:matmul(b512)):kernel(1)
 kd:seek(22)
 local nrw = kd:stages{quiet = true}[15].rewrites
@@ -212,12 +213,20 @@ t = best(20, function() kd:seek(15, nrw // 2) end)
 row("seek to a rewrite point (stage 15, matmul 512)", t * 1000, "us", string.format("rewrite %d of %d", nrw // 2, nrw))
 local pv = uop.compile(a512:matmul(b512))
 pv:run()
-t = best(1, function() pv:run{validate = true, quiet = true} end)
+t = best(3, function() pv:run{validate = true, quiet = true} end)
 row("run + validate: matmul 512x512", t, "ms", "reference: tensor semantics")
 local pv1k = uop.compile(a1k:matmul(b1k))
 pv1k:run()
-t = best(1, function() pv1k:run{validate = true, quiet = true} end)
+t = best(3, function() pv1k:run{validate = true, quiet = true} end)
 row("run + validate: matmul 1024x1024", t, "ms", "the largest benchmark workload")
+local pvc = uop.compile(x_conv:conv2d(w_conv, {padding = 1}))
+pvc:run()
+t = best(3, function() pvc:run{validate = true, quiet = true} end)
+row("run + validate: conv2d 1x32x56x56, 64 3x3", t, "ms", "reference: tensor semantics")
+local pvs = uop.compile(Tensor.rand(64, 4096):softmax(1))
+pvs:run()
+t = best(3, function() pvs:run{validate = true, quiet = true} end)
+row("run + validate: softmax 64x4096", t, "ms", "3 kernels, each validated")
 local mm_ref = a512:matmul(b512)
 t = best(3, function() uop.reference(mm_ref) end)
 row("reference: matmul 512x512", t, "ms", "uop.reference, strided views")
@@ -227,17 +236,17 @@ row("reference: conv2d 1x32x56x56, 64 3x3, pad 1", t, "ms", "uop.reference")
 local a128, b128 = Tensor.rand(128, 128), Tensor.rand(128, 128)
 local kb = uop.compile(a128:matmul(b128)):kernel(1)
 local first
-t = best(1, function() first = kb:bisect{quiet = true} end)
+t = best(3, function() first = kb:bisect{quiet = true} end)
 row("k:bisect(): matmul 128x128", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
 kb:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
 local culprit
-t = best(1, function() first, culprit = kb:bisect{quiet = true} end)
+t = best(3, function() first, culprit = kb:bisect{quiet = true} end)
 row("k:bisect(): matmul 128x128, a wrong rule planted", t, "ms",
     culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 kb:remove(15)
 local a256, b256 = Tensor.rand(256, 256), Tensor.rand(256, 256)
 local k256 = uop.compile(a256:matmul(b256)):kernel(1)
-t = best(1, function() first = k256:bisect{quiet = true} end)
+t = best(3, function() first = k256:bisect{quiet = true} end)
 row("k:bisect(): matmul 256x256", t, "ms", first and ("wrong at " .. first) or "no stage wrong")
 t = best(1, function() k256:check(0, {quiet = true, executor = "interpreter"}) end)
 row("k:check(0): matmul 256, kernel-AST interpreter", 256 ^ 3 / (t * 1e3), "M MAC/s", string.format("%.0f ms", t))
@@ -250,12 +259,12 @@ t = best(1, function() k256:check(13, {quiet = true, executor = "compiled"}) end
 row("k:check(13): matmul 256, compiled with checks", t, "ms", string.format("%.1fx the interpreter's speed", t_interp / t))
 local kp512 = uop.compile(a512:matmul(b512)):kernel(1)
 kp512:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
-t = best(1, function() first, culprit = kp512:bisect{quiet = true} end)
+t = best(3, function() first, culprit = kp512:bisect{quiet = true} end)
 row("k:bisect(): matmul 512x512, a wrong rule planted", t, "ms",
     culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 local kc = uop.compile(x_conv:conv2d(w_conv, {padding = 1})):kernel(1)
 kc:insert(4, uop.rules{ {name = "mul_to_add", pattern = "(MUL:index a b)", rewrite = function(m) return m.a + m.b end} })
-t = best(1, function() first, culprit = kc:bisect{quiet = true} end)
+t = best(3, function() first, culprit = kc:bisect{quiet = true} end)
 row("k:bisect(): conv2d, a wrong rule planted in stage 4", t, "ms",
     culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 -- each kernel of the softmax benchmark, a wrong rule planted: points of a few million node
@@ -263,7 +272,7 @@ row("k:bisect(): conv2d, a wrong rule planted in stage 4", t, "ms",
 for ki = 1, 3 do
   local ks = uop.compile(Tensor.rand(64, 4096):softmax()):kernel(ki)
   ks:insert(15, uop.rules{ {name = "mul_to_add32", pattern = "(MUL:int32 a b)", rewrite = function(m) return m.a + m.b end} })
-  t = best(1, function() first, culprit = ks:bisect{quiet = true} end)
+  t = best(3, function() first, culprit = ks:bisect{quiet = true} end)
   row(string.format("k:bisect(): softmax 64x4096 kernel %d, planted", ki), t, "ms",
       culprit and string.format("stage %d, rewrite %d: %s", first, culprit.index, culprit.rule) or "CULPRIT NOT FOUND")
 end

@@ -32,6 +32,7 @@
     X(tensor_nn)          \
     X(tensor_sort)        \
     X(tensor_scatter)     \
+    X(tensor_format)      \
     X(tensor_realize)     \
     X(tensor_grad)        \
     X(tensor_names)       \

@@ -163,6 +163,13 @@ static int m_eq(lua_State *L) {
     return 1;
 }
 
+/* Lua's <, <=, > and >= always give a boolean, never a node: the error
+ * names the methods that build the comparison */
+static int m_compare(lua_State *L) {
+    return luaL_error(L, "Lua's <, <=, > and >= give a boolean, not a UOp: write a:lt(b), a:le(b), a:gt(b) or "
+                         "a:ge(b) (a:eq(b) and a:ne(b) for == and ~=)");
+}
+
 /* "UOp %12 = ADD int32 (%10, %11)": the node's listing line */
 static void format_summary(StrBuf *sb, const UOp *u) {
     sb_puts(sb, "UOp ");
@@ -390,7 +397,8 @@ static const luaL_Reg uop_methods[] = {
 static const luaL_Reg uop_meta[] = {
     {"__add", m_add}, {"__sub", m_sub}, {"__mul", m_mul}, {"__div", m_div}, {"__idiv", m_idiv},
     {"__mod", m_mod}, {"__unm", m_unm}, {"__band", m_band}, {"__bor", m_bor}, {"__bxor", m_bxor},
-    {"__shl", m_shl}, {"__shr", m_shr}, {"__eq", m_eq}, {"__tostring", m_tostring},
+    {"__shl", m_shl}, {"__shr", m_shr}, {"__eq", m_eq}, {"__lt", m_compare}, {"__le", m_compare},
+    {"__tostring", m_tostring},
     {"__concat", m_concat}, {NULL, NULL}};
 
 static const struct { const char *name; Op op; } unary_methods[] = {

@@ -72,6 +72,7 @@
 --                           scaled_dot_product_attention, dropout
 --   tensor_sort.lua         sort, argsort, topk (a bitonic network)
 --   tensor_scatter.lua      scatter, scatter_reduce, masked_select
+--   tensor_format.lua       a tensor's values as numpy prints them
 --   tensor_realize.lua      realize, tolist, item, tostring
 --   tensor_grad.lua         gradient, requires_grad_, backward
 --   tensor_names.lua        tinygrad's parameter names for the functions
@@ -418,6 +419,14 @@ Tensor.__len = self_op("len", function(a)
   return a._shape[1]
 end)
 function Tensor.__concat(a, b) return tostring(a) .. tostring(b) end
+-- Lua's <, <=, > and >= always give a boolean, so they cannot give
+-- tinygrad's elementwise comparison: say which method does
+local function comparison_operator()
+  fail("Lua's <, <=, > and >= give a boolean, not a Tensor: write a:lt(b), a:le(b), a:gt(b) or a:ge(b) " ..
+       "(a:eq(b) and a:ne(b) for == and ~=)")
+end
+Tensor.__lt = comparison_operator
+Tensor.__le = comparison_operator
 
 Tensor.dtypes = dtypes
 setmetatable(Tensor, {__call = function(_, ...) return Tensor.new(...) end})

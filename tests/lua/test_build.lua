@@ -23,6 +23,15 @@ T.test("hash-consing: building twice gives the very same value", function()
   T.eq(uop.node(99999999), nil)
 end)
 
+T.test("Lua's comparison operators on nodes name the methods that build comparisons", function()
+  local a = uop.var("a", 0, 10)
+  -- < and > (and <= >=) can only give a boolean in Lua, never a CMPLT node
+  T.raises("give a boolean, not a UOp: write a:lt(b)", function() return a < 3 end)
+  T.raises("give a boolean, not a UOp", function() return 3 <= a end)
+  T.raises("give a boolean, not a UOp", function() return a > a end)
+  T.eq(a:lt(3):op(), "CMPLT")
+end)
+
 T.test("const of ints, floats, bools and Invalid", function()
   local c = uop.const(d.int32, 3)
   T.eq(c:op(), "CONST"); T.eq(c:arg(), 3); T.eq(math.type(c:arg()), "integer")

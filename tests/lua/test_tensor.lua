@@ -572,6 +572,51 @@ T.test("tolist, item and tostring of data tensors", function()
   T.eq(#Tensor.ones(4, 2), 4)
 end)
 
+-- Expected strings worked out by hand from numpy's rules (str() of an array
+-- with the default print options): 75 columns, each nested row one column
+-- narrower and indented one more; a line breaks before the element that
+-- would reach the last column (kept for the closing bracket).
+T.test("Lua's comparison operators on tensors name the methods that compare elementwise", function()
+  local t = Tensor{1.0, 2.0, 3.0}
+  T.raises("give a boolean, not a Tensor: write a:lt(b), a:le(b), a:gt(b) or a:ge(b)", function() return t > 1.5 end)
+  T.raises("give a boolean, not a Tensor", function() return t <= t end)
+  check(t:gt(1.5):tolist(), {false, true, true})
+end)
+
+T.test("tostring wraps rows at 75 columns, as numpy", function()
+  -- "[" then 4 columns per float ("17." and a space): 18 fit in 74 columns
+  T.eq(tostring(Tensor.arange(30):float()),
+       "[ 0.  1.  2.  3.  4.  5.  6.  7.  8.  9. 10. 11. 12. 13. 14. 15. 16. 17.\n" ..
+       " 18. 19. 20. 21. 22. 23. 24. 25. 26. 27. 28. 29.]")
+  -- 3 columns per int: 24 fit
+  T.eq(tostring(Tensor.arange(30)),
+       "[ 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\n 24 25 26 27 28 29]")
+  -- a row of a matrix: indented by 2, one column narrower, 18 still fit
+  T.eq(tostring(Tensor.arange(60):float():reshape(2, 30)),
+       "[[ 0.  1.  2.  3.  4.  5.  6.  7.  8.  9. 10. 11. 12. 13. 14. 15. 16. 17.\n" ..
+       "  18. 19. 20. 21. 22. 23. 24. 25. 26. 27. 28. 29.]\n" ..
+       " [30. 31. 32. 33. 34. 35. 36. 37. 38. 39. 40. 41. 42. 43. 44. 45. 46. 47.\n" ..
+       "  48. 49. 50. 51. 52. 53. 54. 55. 56. 57. 58. 59.]]")
+  -- summarised (over 1000 elements): 3 at each end, the "..." a word of its own
+  T.eq(tostring(Tensor.arange(1200):reshape(2, 600)), "[[   0    1    2 ...  597  598  599]\n [ 600  601  602 ... 1197 1198 1199]]")
+end)
+
+T.test("tostring formats floats as numpy: 8 digits at most, scientific when magnitudes spread", function()
+  -- shortest digits that read back as the float32, cut to 8 after the point, aligned at the point
+  T.eq(tostring(Tensor({0.026433766, 0.5, 12.25}, "float32")), "[ 0.02643377  0.5        12.25      ]")
+  -- the largest magnitude over 1000 times the smallest: every value in e-notation, one mantissa width
+  T.eq(tostring(Tensor.arange(2000):float()), "[0.000e+00 1.000e+00 2.000e+00 ... 1.997e+03 1.998e+03 1.999e+03]")
+  T.eq(tostring(Tensor({0.1, 1e-5, 3}, "float32")), "[1.e-01 1.e-05 3.e+00]")
+  T.eq(tostring(Tensor({1e10, 1}, "float64")), "[1.e+10 1.e+00]")
+  -- nan and inf right-aligned in the field of the others; -0 keeps its sign
+  T.eq(tostring(Tensor({1.5, 0 / 0, 2.25, -1 / 0}, "float32")), "[1.5   nan 2.25 -inf]")
+  T.eq(tostring(Tensor({-0.0, 1.0}, "float32")), "[-0.  1.]")
+  -- the shortest digits in the tensor's own dtype: half's 1/3 is 0.33325195..., read back from 0.3333
+  T.eq(tostring(Tensor({0.1, 1 / 3}, "half")), "[0.1    0.3333]")
+  T.eq(tostring(Tensor({1 / 3}, "bfloat16")), "[0.334]")
+  T.eq(tostring(Tensor({6e-8, 1}, "half")), "[6.e-08 1.e+00]")
+end)
+
 T.test("realize: through uop.compile when present", function()
   local t = a23() * 2 + 1
   if type(uop.compile) ~= "function" then
@@ -862,6 +907,7 @@ T.test("a reduction's axis named twice is reduced once; uint64 values of 2^63 an
   check(s:tolist(), {{2.75}, {0.0}})
   -- 0 - 1 wraps to 2^64 - 1, which a Lua integer holds as -1
   local u = Tensor.new({0, 1, 3, 100}, "uint64") - 1
-  T.eq(tostring(u), "[18446744073709551615                    0                    2                   99]")
+  -- four 20-wide numbers pass numpy's 75 columns: the fourth goes on a second line
+  T.eq(tostring(u), "[18446744073709551615                    0                    2\n                   99]")
   T.eq(u:tolist()[1], -1, "tolist: the same 64 bits, as Lua's signed integer")
 end)

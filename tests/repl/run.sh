@@ -59,6 +59,12 @@ expect_eq "expression values" $'UOp %2 = ADD index (%0, %1)\n3\nhi\t3\nnil' "$ou
 expect_eq "expression values: no errors" "" "$err"
 expect_rc "expression values: status" 0 "$rc"
 
+run $'Tensor.arange(30)\nt = Tensor{1, 2}\nt > 1\nt:gt(1)\n'
+expect_eq "a tensor's value wraps at 75 columns, as numpy prints it" \
+    $'[ 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\n 24 25 26 27 28 29]\n[False  True]' "$out"
+expect_eq "Lua's > on a tensor: one line naming the method" \
+    "stdin:1: Lua's <, <=, > and >= give a boolean, not a Tensor: write a:lt(b), a:le(b), a:gt(b) or a:ge(b) (a:eq(b) and a:ne(b) for == and ~=)" "$err"
+
 run $'{1, 2, a = "s", t = {}, [10] = true}\n'
 expect_eq "tables print with sorted keys" '{1, 2, [10] = true, a = "s", t = {}}' "$out"
 

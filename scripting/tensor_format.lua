@@ -40,8 +40,8 @@ local function round_to(x, bits, min_exp)
 end
 
 -- v (finite) as "%.Ne" with the fewest digits that read back as v in its
--- dtype, then at most PRECISION digits after the mantissa's point
-local function shortest_sci(v, name)
+-- dtype, then, given cap, at most cap digits after the mantissa's point
+local function shortest_sci(v, name, cap)
   local narrow, s = NARROW[name]
   for p = 0, 16 do
     s = string.format("%." .. p .. "e", v)
@@ -50,13 +50,14 @@ local function shortest_sci(v, name)
     if back == v then break end
   end
   local frac = s:match("^-?%d%.?(%d*)e")
-  if #frac > PRECISION then s = string.format("%." .. PRECISION .. "e", v) end
+  if cap and #frac > cap then s = string.format("%." .. cap .. "e", v) end
   return s
 end
 
--- the integer and fraction digits of finite v, positional: trailing zeros
--- trimmed, at most PRECISION fraction digits
-local function positional_parts(v, name)
+-- the integer and fraction digits of finite v, positional: the shortest
+-- that read back as v, trailing zeros trimmed, then, given cap, at most cap
+-- fraction digits
+local function positional_parts(v, name, cap)
   local s = shortest_sci(v, name)
   local sign, lead, rest, e = s:match("^(-?)(%d)%.?(%d*)e([-+]%d+)$")
   local digits, exp = lead .. rest, tonumber(e)
@@ -68,8 +69,8 @@ local function positional_parts(v, name)
     int, frac = "0", string.rep("0", -exp - 1) .. digits
   end
   frac = frac:gsub("0+$", "")
-  if #frac > PRECISION then
-    int, frac = string.format("%." .. PRECISION .. "f", math.abs(v)):match("^(%d+)%.(%d*)$")
+  if cap and #frac > cap then
+    int, frac = string.format("%." .. cap .. "f", math.abs(v)):match("^(%d+)%.(%d*)$")
     frac = frac:gsub("0+$", "")
   end
   return sign .. int, frac
@@ -97,13 +98,13 @@ local function float_formatter(values, name)
   local precision, exp_size = 0, 0
   if exp_format then
     for _, v in ipairs(finite) do
-      local int, frac, e = shortest_sci(v, name):match("^(-?%d)%.?(%d*)e[-+](%d+)$")
+      local int, frac, e = shortest_sci(v, name, PRECISION):match("^(-?%d)%.?(%d*)e[-+](%d+)$")
       pad_left, precision, exp_size = math.max(pad_left, #int), math.max(precision, #frac), math.max(exp_size, #e)
     end
     pad_right = exp_size + 2 + precision
   else
     for _, v in ipairs(finite) do
-      local int, frac = positional_parts(v, name)
+      local int, frac = positional_parts(v, name, PRECISION)
       pad_left, pad_right = math.max(pad_left, #int), math.max(pad_right, #frac)
     end
   end
@@ -116,16 +117,33 @@ local function float_formatter(values, name)
       local word = v ~= v and "nan" or v > 0 and "inf" or "-inf"
       s = string.rep(" ", width - #word) .. word
     elseif exp_format then
-      local int, frac, e = shortest_sci(v, name):match("^(-?%d)%.?(%d*)(e[-+]%d+)$")
+      local int, frac, e = shortest_sci(v, name, PRECISION):match("^(-?%d)%.?(%d*)(e[-+]%d+)$")
       local esign, edigits = e:match("^e([-+])(%d+)$")
       s = string.rep(" ", pad_left - #int) .. int .. "." .. frac .. string.rep("0", precision - #frac) ..
           "e" .. esign .. string.rep("0", exp_size - #edigits) .. edigits
     else
-      local int, frac = positional_parts(v, name)
+      local int, frac = positional_parts(v, name, PRECISION)
       s = string.rep(" ", pad_left - #int) .. int .. "." .. frac .. string.rep(" ", pad_right - #frac)
     end
     return s
   end
+end
+
+-- a 0-d tensor's value as numpy's str() of a scalar: a float with all the
+-- digits that read back as it, positional from 1e-4 to 1e16 ("3.0"),
+-- else in e-notation with no trailing zeros ("1e+16")
+local function scalar_str(v, kind, name)
+  if kind == "bool" then return v and "True" or "False" end
+  if kind ~= "float" then return nil end
+  if v ~= v then return "nan" end
+  if v == math.huge or v == -math.huge then return v > 0 and "inf" or "-inf" end
+  local a = math.abs(v)
+  if a == 0 or (a >= 1e-4 and a < 1e16) then
+    local int, frac = positional_parts(v, name)
+    return int .. "." .. (frac == "" and "0" or frac)
+  end
+  local mant, e = shortest_sci(v, name):match("^(-?[%d.]+)(e[-+]%d+)$")
+  return (mant:gsub("%.?0*$", "")) .. e
 end
 
 -- a function that formats one value for an int or bool dtype, right-aligned
@@ -150,10 +168,7 @@ end
 -- values (nested lists of shape) as numpy's str() of the array
 local function format_values(values, shape, dt)
   local kind, name = info(dt).kind, info(dt).name
-  if #shape == 0 then
-    local f = kind == "float" and float_formatter({values}, name) or plain_formatter({values}, kind, name)
-    return (f(values):gsub("^ +", ""))
-  end
+  if #shape == 0 then return scalar_str(values, kind, name) or plain_formatter({values}, kind, name)(values) end
   local total = 1
   for _, d in ipairs(shape) do total = total * d end
   local summarise = total > THRESHOLD

@@ -615,6 +615,16 @@ T.test("tostring formats floats as numpy: 8 digits at most, scientific when magn
   T.eq(tostring(Tensor({0.1, 1 / 3}, "half")), "[0.1    0.3333]")
   T.eq(tostring(Tensor({1 / 3}, "bfloat16")), "[0.334]")
   T.eq(tostring(Tensor({6e-8, 1}, "half")), "[6.e-08 1.e+00]")
+  -- positional: all the integer digits, the fraction rounded to 8 digits
+  T.eq(tostring(Tensor({123.123456789, 1.5}, "float64")), "[123.12345679   1.5       ]")
+  -- a 0-d tensor prints as numpy's scalar: every digit, "3.0", e-notation below 1e-4 and from 1e16
+  T.eq(tostring(Tensor(3.0)), "3.0")
+  T.eq(tostring(Tensor(1 / 3, "float64")), "0.3333333333333333")
+  T.eq(tostring(Tensor.ones(100000, 100000):sum()), "10000000000.0")
+  T.eq(tostring(Tensor(1.5e-7)), "1.5e-07")
+  T.eq(tostring(Tensor(1e16, "float64")), "1e+16")
+  T.eq(tostring(Tensor(-0.0)), "-0.0")
+  T.eq(tostring(Tensor(0 / 0)), "nan")
 end)
 
 T.test("realize: through uop.compile when present", function()

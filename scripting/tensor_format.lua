@@ -80,6 +80,7 @@ end
 -- float dtype, every result of the same width
 local function float_formatter(values, name)
   local finite, nonzero_min, nonzero_max, neg_inf = {}, nil, nil, false
+  local nonfinite = false
   for _, v in ipairs(values) do
     if v == v and v ~= math.huge and v ~= -math.huge then
       finite[#finite + 1] = v
@@ -88,8 +89,8 @@ local function float_formatter(values, name)
         nonzero_min = nonzero_min and math.min(nonzero_min, a) or a
         nonzero_max = nonzero_max and math.max(nonzero_max, a) or a
       end
-    elseif v == -math.huge then
-      neg_inf = true
+    else
+      nonfinite, neg_inf = true, neg_inf or v == -math.huge
     end
   end
   local exp_format = nonzero_max ~= nil and
@@ -108,8 +109,10 @@ local function float_formatter(values, name)
       pad_left, pad_right = math.max(pad_left, #int), math.max(pad_right, #frac)
     end
   end
-  -- room for nan and inf to the right of the point
-  pad_left = math.max(pad_left, 3 - (pad_right + 1), 3 + (neg_inf and 1 or 0) - (pad_right + 1))
+  -- room for nan and inf, right-aligned over the point and the fraction
+  if nonfinite then
+    pad_left = math.max(pad_left, 3 - (pad_right + 1), 3 + (neg_inf and 1 or 0) - (pad_right + 1))
+  end
   local width = pad_left + pad_right + 1
   return function(v)
     local s

@@ -611,6 +611,8 @@ T.test("tostring formats floats as numpy: 8 digits at most, scientific when magn
   -- nan and inf right-aligned in the field of the others; -0 keeps its sign
   T.eq(tostring(Tensor({1.5, 0 / 0, 2.25, -1 / 0}, "float32")), "[1.5   nan 2.25 -inf]")
   T.eq(tostring(Tensor({-0.0, 1.0}, "float32")), "[-0.  1.]")
+  T.eq(tostring(Tensor({1.0, 2.0}, "float32")), "[1. 2.]")
+  T.eq(tostring(Tensor({1.0, 0 / 0}, "float32")), "[ 1. nan]")
   -- the shortest digits in the tensor's own dtype: half's 1/3 is 0.33325195..., read back from 0.3333
   T.eq(tostring(Tensor({0.1, 1 / 3}, "half")), "[0.1    0.3333]")
   T.eq(tostring(Tensor({1 / 3}, "bfloat16")), "[0.334]")

@@ -5,6 +5,7 @@
 #include "complete.h"
 #include "eval.h"
 #include "output.h"
+#include "suggest.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,28 +296,6 @@ const CommandInfo *command_list(size_t *n) {
     return commands;
 }
 
-/* The edit distance between a and b (insertions, deletions, changes and
- * swaps of two neighbours), for names of at most 31 characters; larger
- * when a name is longer. */
-static int name_distance(const char *a, const char *b) {
-    enum { MAX = 32 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= MAX || lb >= MAX) return MAX;
-    int d[MAX][MAX];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
-
 /* appends ":NAME" to a list "A, B or C" being written into sb */
 static void list_name(StrBuf *sb, const char *name, size_t index, size_t count) {
     if (index) sb_puts(sb, index + 1 == count ? " or " : ", ");
@@ -355,10 +334,10 @@ const CommandInfo *command_find(const char *name, size_t len, char *why, size_t 
             if (!strncmp(commands[i].name, typed, len)) list_name(&sb, commands[i].name, k++, matches);
     } else {
         /* the names closest to what was typed, when close enough to be a typo */
-        int limit = len / 2 < 2 ? (int)(len / 2) : 2, best = limit + 1;
+        int best = suggest_limit(typed) + 1;
         int dist[sizeof commands / sizeof commands[0]];
         for (size_t i = 0; i < n; i++) {
-            dist[i] = name_distance(typed, commands[i].name);
+            dist[i] = suggest_distance(typed, commands[i].name);
             if (dist[i] < best) best = dist[i];
         }
         size_t close = 0;

@@ -8,6 +8,7 @@
 #include "eval.h"
 #include "input.h"
 #include "output.h"
+#include "suggest.h"
 #include "../scripting/uopdb_lua.h"
 #include <lauxlib.h>
 #include <stdio.h>
@@ -110,14 +111,19 @@ void repl_run(lua_State *L) {
         bool cancelled;
         int status = load_chunk(L, in, line, &text, &cancelled);
         input_add_history(in, text);
-        free(text);
         if (cancelled) {
+            free(text);
             lua_settop(L, base);
             continue;
         }
         if (status == LUA_OK) status = eval_docall(L, 0, LUA_MULTRET);
-        if (status == LUA_OK) eval_print_values(L, base);
-        else eval_report(L, status);
+        if (status == LUA_OK) {
+            eval_print_values(L, base);
+        } else {
+            if (status == LUA_ERRRUN) suggest_method(L, text);
+            eval_report(L, status);
+        }
+        free(text);
         lua_settop(L, base);
         fflush(stdout);
     }

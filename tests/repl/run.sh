@@ -65,6 +65,14 @@ expect_eq "a tensor's value wraps at 75 columns, as numpy prints it" \
 expect_eq "Lua's > on a tensor: one line naming the method" \
     "stdin:1: Lua's <, <=, > and >= give a boolean, not a Tensor: write a:lt(b), a:le(b), a:gt(b) or a:ge(b) (a:eq(b) and a:ne(b) for == and ~=)" "$err"
 
+run $'t = Tensor{1, 2}\nt:reshap(2, 1)\nt:numpy()\nfoo = {bar = t}\nfoo.bar:smu()\nt:xyzzy()\n(t):reshap(2, 1)\n'
+expect_eq "a method a value lacks: the closest of its methods, as tab completion lists them" \
+    $"stdin:1: attempt to call a nil value (method 'reshap'): did you mean t:reshape?
+stdin:1: attempt to call a nil value (method 'numpy'): did you mean t:tolist?
+stdin:1: attempt to call a nil value (method 'smu'): did you mean foo.bar:sum?
+stdin:1: attempt to call a nil value (method 'xyzzy')
+stdin:1: attempt to call a nil value (method 'reshap')" "$err"
+
 run $'{1, 2, a = "s", t = {}, [10] = true}\n'
 expect_eq "tables print with sorted keys" '{1, 2, [10] = true, a = "s", t = {}}' "$out"
 

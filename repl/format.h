@@ -1,7 +1,8 @@
 /* format.h - how the REPL shows a value: tostring for most values, tables
  * as {1, 2, key = value, sub = {x = 1}}, nested to four levels and at most
  * 200 entries in all (then {...} or ...), strings inside tables quoted,
- * keys sorted so the output is the same every time. */
+ * keys sorted so the output is the same every time; a table wider than 100
+ * columns shows an entry to a line, indented (list items fill lines). */
 #ifndef UOPDB_REPL_FORMAT_H
 #define UOPDB_REPL_FORMAT_H
 #include <lua.h>

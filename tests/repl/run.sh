@@ -81,8 +81,14 @@ expect_eq "nested tables print to four levels" \
     $'{{names = {"a", "b"}, stage = 15}, x = {y = "q\\nz"}}\n{self = {self = {self = {self = {...}}}}}' "$out"
 
 run $'w = {} for i = 1, 1000 do w[i] = {i} end\nw\nv = {} for i = 1, 300 do v["k" .. i] = i end\nv\n'
-expect_has "a long table stops at 200 entries, nested ones counted" '{99}, {100}, ...}' "$out"
-expect_has "its keys sorted" '{k1 = 1, k10 = 10, k100 = 100, k101 = 101,' "$out"
+expect_has "a long table stops at 200 entries, nested ones counted" $'  {99}, {100},\n  ...\n}' "$out"
+expect_has "its keys sorted, one to a line" $'{\n  k1 = 1,\n  k10 = 10,\n  k100 = 100,\n  k101 = 101,' "$out"
+expect_has "list items fill lines up to 100 columns" \
+    $'{\n  {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18},\n  {19},' "$out"
+
+run $'t = {name = "sym", rows = {{a = string.rep("x", 40), b = string.rep("y", 40), c = 1}, {a = 1}}, n = 3}\nt\n'
+expect_eq "a table wider than 100 columns: an entry to a line, nested ones only when they do not fit" \
+    $'{\n  n = 3,\n  name = "sym",\n  rows = {\n    {\n      a = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",\n      b = "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",\n      c = 1,\n    },\n    {a = 1},\n  },\n}' "$out"
 
 run $'e = (uop.var("x", 0, 10) * 4 + 3) // 2\ne:vmin(), e:vmax(), e:eval{x = 3}\n'
 expect_eq "bounds and eval" $'1\t21\t7' "$out"

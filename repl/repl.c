@@ -43,11 +43,24 @@ static bool append_line(char **buf, const char *line) {
 }
 
 /* Compiles text as "return " .. text, so that an expression's values are
- * printed; leaves the function or the error on the stack. */
+ * printed; leaves the function or the error on the stack.  The expression
+ * is compiled as the argument of a function that returns all its values,
+ * not as a tail call: a function it calls then has the input's line above
+ * it, and errors that name their caller's line (the Tensor functions')
+ * say "stdin:1:" as they do for a statement. */
 static int load_as_expression(lua_State *L, const char *text) {
     lua_pushfstring(L, "return %s", text);
     int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), CHUNKNAME);
     lua_remove(L, -2);
+    if (status != LUA_OK) return status;
+    /* the newline ends a comment the text may end with */
+    lua_pushfstring(L, "return (function(...) return ... end)(%s\n)", text);
+    if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), CHUNKNAME) == LUA_OK) {
+        lua_remove(L, -2); /* the text */
+        lua_remove(L, -2); /* the plain chunk */
+    } else {
+        lua_pop(L, 2);
+    }
     return status;
 }
 

@@ -53,12 +53,18 @@ static int load_as_expression(lua_State *L, const char *text) {
     int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), CHUNKNAME);
     lua_remove(L, -2);
     if (status != LUA_OK) return status;
-    /* the newline ends a comment the text may end with */
-    lua_pushfstring(L, "return (function(...) return ... end)(%s\n)", text);
-    if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), CHUNKNAME) == LUA_OK) {
-        lua_remove(L, -2); /* the text */
-        lua_remove(L, -2); /* the plain chunk */
-    } else {
+    /* the closing parenthesis on the text's last line, where Lua places
+     * the code of the expression's last part; on a line of its own when
+     * the text ends in a comment */
+    static const char *const forms[] = {"return (function(...) return ... end)(%s)",
+                                        "return (function(...) return ... end)(%s\n)"};
+    for (int f = 0; f < 2; f++) {
+        lua_pushfstring(L, forms[f], text);
+        if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), CHUNKNAME) == LUA_OK) {
+            lua_remove(L, -2); /* the text */
+            lua_remove(L, -2); /* the plain chunk */
+            return status;
+        }
         lua_pop(L, 2);
     }
     return status;

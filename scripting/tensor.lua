@@ -150,7 +150,8 @@ function Tensor.__index(self, key)
     if not is_tensor(self) then fail("Tensor index: needs a Tensor to index, got %s", show(self)) end
     return self:slice{key}
   end
-  fail("Tensor index: the key must be a method name or a Tensor, got %s %s (slice with t:slice{...})", type(key), show(key))
+  local got = type(key) == "table" and "a table" or type(key) .. " " .. show(key)
+  fail("Tensor index: the key must be a method name or a Tensor, got %s (slice with t:slice{...})", got)
 end
 
 -- t[k] = v: tinygrad's setitem writes into a realized buffer (assign),

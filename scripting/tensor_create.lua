@@ -167,20 +167,28 @@ function Tensor.arange(start, stop, step, opts)
   step = step or 1
   for _, v in ipairs({start, stop, step}) do
     if type(v) ~= "number" then fail("arange: start, stop and step must be numbers") end
+    if v ~= v or v == math.huge or v == -math.huge then
+      fail("arange: start, stop and step must be finite, got %s", tostring(v))
+    end
   end
   if step == 0 then fail("arange: step must not be zero") end
   local any_float = math.type(start) == "float" or math.type(stop) == "float" or math.type(step) == "float"
   local dt = opts.dtype and to_dtype(opts.dtype) or (any_float and F32 or I32)
   local i = info(dt)
   if i.kind ~= "float" and (start < i.min or i.max < stop - step) then
-    fail("arange [%s, %s) is not representable in dtype %s", tostring(start), tostring(stop), i.name)
+    fail("arange: [%s, %s) is not representable in dtype %s", tostring(start), tostring(stop), i.name)
   end
   local len = math.ceil((stop - start) / step)
   if math.type(start) == "integer" and math.type(stop) == "integer" and math.type(step) == "integer" then
     len = ceildiv(stop - start, step)
   end
   if len <= 0 then return Tensor.new({}, dt) end
-  return cumalu(Tensor.full({math.tointeger(len)}, step, {dtype = dt}), 0, "ADD"):add(start - step):cast(dt)
+  local n = math.tointeger(len)
+  if not n then
+    fail("arange: [%s, %s) in steps of %s has %.0f elements: more than a tensor can hold", tostring(start),
+         tostring(stop), tostring(step), len)
+  end
+  return cumalu(Tensor.full({n}, step, {dtype = dt}), 0, "ADD"):add(start - step):cast(dt)
 end
 
 -- Tensor.linspace(start, stop, steps [, {dtype=}]): steps values from start

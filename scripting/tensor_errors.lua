@@ -6,8 +6,8 @@
 --   x.lua:3: Tensor.conv2d: an argument is missing or of the wrong type:
 --   a nil value ('weight') cannot be indexed (called with Tensor(1, 1, 4, 4) float32, nil)
 -- Errors the front end raises itself (shared.fail) already point at the
--- caller's line; when they name another function than the one called
--- (Tensor.arange failing in its reshape) the called one is put first:
+-- caller's line; each starts "Tensor.NAME: " with the function called, put
+-- first when they name another (Tensor.arange failing in its reshape):
 --   x.lua:3: Tensor.arange: reshape: (...) has too many elements ...
 -- Only the outermost
 -- Tensor call is wrapped in a pcall: the calls a Tensor function makes to
@@ -84,7 +84,9 @@ local function guarded(name, fn)
       local where, text = msg:match("^(.-:%d+: )(.*)$")
       if not where then where, text = "", msg end
       local first = text:match("^[%w_]+")
-      if first == name or first == "Tensor" then error(msg, 0) end
+      if first == "Tensor" then error(msg, 0) end
+      -- "permute: ..." from permute itself reads "Tensor.permute: ..." as the others do
+      if first == name and text:sub(#name + 1, #name + 2) == ": " then text = text:sub(#name + 3) end
       error(where .. "Tensor." .. name .. ": " .. text, 0)
     end
     -- the innermost location is the front end's; the text after it is the cause

@@ -224,6 +224,11 @@ T.test("huge shapes are refused naming the limit before anything is allocated", 
     Tensor.expand, Tensor.ones(1, 1), 2^40, 2^40)
   -- a function failing in another it calls names the one called first
   T.raises("Tensor.arange: reshape: ", Tensor.arange, 2^40)
+  -- more elements than an integer holds, and bounds that are not numbers at all
+  T.raises("Tensor.arange: [0, 1e+20) in steps of 1 has 100000000000000000000 elements: more than a tensor can hold",
+    Tensor.arange, 1e20)
+  T.raises("Tensor.arange: start, stop and step must be finite, got inf", Tensor.arange, 1 / 0)
+  T.raises("Tensor.arange: start, stop and step must be finite", Tensor.arange, 0, 0 / 0)
   -- a raw graph of that shape is refused by shape inference, naming the node
   local big = uop.new("EXPAND", d.float32, {Tensor.ones(1, 1).uop, uop.new("VCONST", d.index:vec(2), {}, {1 << 30, 1 << 30})})
   T.raises("has too many elements (at most 2^56) at node", uop.shape, big)

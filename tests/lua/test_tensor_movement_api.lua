@@ -78,6 +78,7 @@ T.test("x[t] with a Tensor key is x:slice{t}; string keys stay methods; other ke
   both(Tensor{1, 2, 3}[Tensor{4, 3, 2}], {0, 0, 3})
   T.raises("Tensor index: the key must be a method name or a Tensor, got number 1", function() return x[1] end)
   T.raises("Tensor index: the key must be a method name or a Tensor, got boolean", function() return x[true] end)
+  T.raises("Tensor index: the key must be a method name or a Tensor, got a table (slice with", function() return x[{1}] end)
 end)
 
 T.test("t[k] = v is an error, and leaves the tensor as it was", function()

@@ -259,20 +259,25 @@ RuleSet *luop_to_rules(lua_State *L, int idx) {
     return check_rules(L, idx);
 }
 
-/* uop.ruleset(name) -> a registered rule set ("sym", "pm_add_loads", or
- * "a + b" as tinygrad composes them), as a rule set of its own that shares
- * the built-in rules */
-static int r_ruleset(lua_State *L) {
-    const char *name = luaL_checkstring(L, 1);
+/* Pushes the registered rule set `name` ("sym", "pm_add_loads", or "a + b"
+ * as tinygrad composes them) as a rule set of its own that shares the
+ * built-in rules; an unknown name is an error at the Lua caller's line (so
+ * a C function calls this directly, not through lua_call). */
+static void push_ruleset(lua_State *L, const char *name) {
     char err[300];
     stages_register_rulesets();
     const RuleSet *shared = ruleset_get(name, err, sizeof err);
-    if (!shared) return luaL_error(L, "%s", err);
+    if (!shared) luaL_error(L, "%s", err);
     RuleSetBox *b = new_ruleset_box(L, name);
     RuleSet *copy = ruleset_concat(name, shared, b->rs);
-    if (!copy) return luaL_error(L, "rules: out of memory");
+    if (!copy) luaL_error(L, "rules: out of memory");
     ruleset_free(b->rs);
     b->rs = copy;
+}
+
+/* uop.ruleset(name) -> push_ruleset's rule set */
+static int r_ruleset(lua_State *L) {
+    push_ruleset(L, luaL_checkstring(L, 1));
     return 1;
 }
 
@@ -464,9 +469,7 @@ static void on_rewrite_progress(const RewriteProgress *p, void *ud) {
 static int r_rewrite(lua_State *L) {
     const UOp *root = luop_check(L, 1);
     if (lua_type(L, 2) == LUA_TSTRING) {
-        lua_pushcfunction(L, r_ruleset);
-        lua_pushvalue(L, 2);
-        lua_call(L, 1, 1);
+        push_ruleset(L, lua_tostring(L, 2));
         lua_replace(L, 2);
     } else if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LUOP_RULES_MT)) {
         lua_pushcfunction(L, r_rules);

@@ -65,9 +65,9 @@ expect_eq "a tensor's value wraps at 75 columns, as numpy prints it" \
 expect_eq "Lua's > on a tensor: one line naming the method" \
     "stdin:1: Lua's <, <=, > and >= give a boolean, not a Tensor: write a:lt(b), a:le(b), a:gt(b) or a:ge(b) (a:eq(b) and a:ne(b) for == and ~=)" "$err"
 
-run $'a = Tensor.rand(3, 4)\na:matmul(Tensor.rand(5, 6))\nx = a:matmul(Tensor.rand(5, 6))\nselect(2, "a", "b", "c")\n'
+run $'a = Tensor.rand(3, 4)\na:matmul(Tensor.rand(5, 6))\nx = a:matmul(Tensor.rand(5, 6))\nselect(2, "a", "b", "c")\nuop.rewrite(uop.var("v", 0, 3), "nosuch")\n'
 expect_eq "an expression's Tensor error names the input line, as a statement's does" \
-    $'stdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)\nstdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)' "$err"
+    $'stdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)\nstdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)\nstdin:1: unknown rule set \'nosuch\' (uop.rulesets() lists them)' "$err"
 expect_eq "an expression still shows all its values" $'b\tc' "$out"
 
 run $'t = Tensor{1, 2}\nt:reshap(2, 1)\nt:numpy()\nfoo = {bar = t}\nfoo.bar:smu()\nt:xyzzy()\n(t):reshap(2, 1)\n'

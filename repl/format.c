@@ -79,10 +79,11 @@ static void sort_strings(lua_State *L, int t, lua_Integer n) {
  * "key" of the keys (false for the list items) and the values; the list
  * part comes first in order, then the other keys sorted.  The keys are
  * gathered before any value is shown, so the entries shown are the same
- * every time whatever lua_next's order.  Returns the count; *more when
- * keys were left out. */
+ * every time whatever lua_next's order.  No more than MAX_ENTRIES are
+ * taken, as no more can be shown.  Returns the count; *more when entries
+ * were left out. */
 static lua_Integer table_entries(lua_State *L, int idx, bool *more) {
-    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx), n = len < MAX_ENTRIES ? len : MAX_ENTRIES;
     lua_createtable(L, (int)n, 0); /* key texts */
     int texts = lua_gettop(L);
     lua_createtable(L, (int)n, 0); /* values */
@@ -98,11 +99,11 @@ static lua_Integer table_entries(lua_State *L, int idx, bool *more) {
         lua_rawseti(L, values, i);
     }
     lua_Integer nkeys = 0;
-    *more = false;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
+    *more = n < len;
+    if (!*more) lua_pushnil(L);
+    while (!*more && lua_next(L, idx)) {
         lua_pop(L, 1);
-        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) continue;
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= len) continue;
         if (nkeys == MAX_KEYS_SORTED) { *more = true; lua_pop(L, 1); break; }
         if (lua_type(L, -1) == LUA_TSTRING && is_identifier(lua_tostring(L, -1))) lua_pushvalue(L, -1);
         else {

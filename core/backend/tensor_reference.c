@@ -12,7 +12,9 @@
  *
  * - movement ops cost nothing per element: the chain of movement ops from a
  *   materialised node up to the region's root becomes one strided view of
- *   its array (ref_view.c), read a block at a time (LOAD); a PAD over
+ *   its array (ref_view.c), read a block at a time (LOAD: in place when
+ *   the block is consecutive elements of the array, as one value when it
+ *   repeats one element, filled out only for an op that needs it); a PAD over
  *   arithmetic also zeroes what it adds (MASK), since an op of zeros need not
  *   be zero; a RESHAPE that a view cannot follow materialises its source
  *   first, or, for a source too large for that, reads through a chain of
@@ -22,9 +24,11 @@
  *   intermediate product (a matmul's n^3 products) is ever stored whole;
  * - a REDUCE_AXIS folds its source's blocks into accumulators, each output
  *   element's in the order of its reduced elements (sequential over the
- *   reduced axes in row-major order): either a block of outputs at once,
- *   one reduced element after the other, or one output at a time, a block
- *   of its reduced elements after the other;
+ *   reduced axes in row-major order): either a block of outputs at once
+ *   for each of up to REF_TILE_ROWS rows of another kept axis, one reduced
+ *   element after the other (a float sum of a float MUL adds the products
+ *   without storing them, ref_mul_sum_lanes), or one output at a time, a
+ *   block of its reduced elements after the other;
  * - an element whose op fails (an integer division by zero) fails the
  *   evaluation only if the result reads it, as element-by-element
  *   evaluation would have it (poison, see Ref).

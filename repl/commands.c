@@ -6,6 +6,7 @@
 #include "eval.h"
 #include "output.h"
 #include "suggest.h"
+#include "../core/util/name_distance.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,7 +338,7 @@ const CommandInfo *command_find(const char *name, size_t len, char *why, size_t 
         int best = suggest_limit(typed) + 1;
         int dist[sizeof commands / sizeof commands[0]];
         for (size_t i = 0; i < n; i++) {
-            dist[i] = suggest_distance(typed, commands[i].name);
+            dist[i] = name_distance(typed, commands[i].name);
             if (dist[i] < best) best = dist[i];
         }
         size_t close = 0;

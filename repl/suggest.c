@@ -2,29 +2,11 @@
  * the ones tab completion lists for "v:", so both always agree. */
 #include "suggest.h"
 #include "complete.h"
+#include "../core/util/name_distance.h"
 #include <ctype.h>
 #include <lauxlib.h>
 #include <stdbool.h>
 #include <string.h>
-
-int suggest_distance(const char *a, const char *b) {
-    enum { MAX = 32 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= MAX || lb >= MAX) return MAX;
-    int d[MAX][MAX];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
 
 int suggest_limit(const char *typed) {
     size_t half = strlen(typed) / 2;
@@ -60,7 +42,7 @@ static bool find_receiver(const char *code, const char *method, char *recv, size
 /* how far method m is from what was typed: 0 for the name tinygrad's
  * spelling stands for here */
 static int distance_to(const char *typed, const char *m, const char *alias) {
-    return alias && !strcmp(m, alias) ? 0 : suggest_distance(typed, m);
+    return alias && !strcmp(m, alias) ? 0 : name_distance(typed, m);
 }
 
 void suggest_method(lua_State *L, const char *code) {

@@ -4,10 +4,6 @@
 #define UOPDB_REPL_SUGGEST_H
 #include <lua.h>
 
-/* The edit distance between a and b (insertions, deletions, changes and
- * swaps of two neighbours), for names of at most 31 characters; larger
- * when a name is longer. */
-int suggest_distance(const char *a, const char *b);
 /* The most edits a name may be from what was typed to be offered for it:
  * half the typed length, at most 2. */
 int suggest_limit(const char *typed);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/interrupt.h"
+#include "../util/name_distance.h"
 
 static bool why_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool why_fail(char *err, size_t errlen, const char *fmt, ...) {
@@ -47,26 +48,6 @@ static int stage_runs_rule(const KernelPipeline *kp, int n, const char *name) {
     return found;
 }
 
-static size_t edit_distance(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63) return 64;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 const char *pipeline_closest_rule(const KernelPipeline *kp, const char *name) {
     const char *best = NULL;
     size_t best_d = 4; /* only suggest near misses */
@@ -74,7 +55,7 @@ const char *pipeline_closest_rule(const KernelPipeline *kp, const char *name) {
         const RuleSet *rs = row_rules(kp, n);
         for (int i = 0; rs && i < ruleset_count(rs); i++) {
             const char *cand = rule_name(ruleset_rule(rs, i));
-            size_t d = edit_distance(name, cand);
+            size_t d = (size_t)name_distance(name, cand);
             if (d < best_d) best_d = d, best = cand;
         }
     }
@@ -82,7 +63,7 @@ const char *pipeline_closest_rule(const KernelPipeline *kp, const char *name) {
         const RuleSet *rs = pipeline_inserted(kp, i)->rules;
         for (int j = 0; j < ruleset_count(rs); j++) {
             const char *cand = rule_name(ruleset_rule(rs, j));
-            size_t d = edit_distance(name, cand);
+            size_t d = (size_t)name_distance(name, cand);
             if (d < best_d) best_d = d, best = cand;
         }
     }

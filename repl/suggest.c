@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <lauxlib.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 int suggest_limit(const char *typed) {
@@ -63,13 +64,18 @@ void suggest_method(lua_State *L, const char *code) {
     const char *alias = NULL;
     for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
         if (!strcmp(method, renamed[i].tinygrad)) alias = renamed[i].here;
+    int *dist = malloc(n * sizeof *dist);
+    if (!dist) {
+        complete_free(list, n);
+        return;
+    }
     int best = suggest_limit(method) + 1;
     for (size_t i = 0; i < n; i++) {
-        int d = distance_to(method, list[i] + rlen, alias);
-        if (d < best) best = d;
+        dist[i] = distance_to(method, list[i] + rlen, alias);
+        if (dist[i] < best) best = dist[i];
     }
     size_t close = 0;
-    for (size_t i = 0; i < n; i++) close += distance_to(method, list[i] + rlen, alias) == best;
+    for (size_t i = 0; i < n; i++) close += dist[i] == best;
     if (close && close <= 4) {
         luaL_Buffer b;
         luaL_buffinit(L, &b);
@@ -77,7 +83,7 @@ void suggest_method(lua_State *L, const char *code) {
         luaL_addstring(&b, ": did you mean ");
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (distance_to(method, list[i] + rlen, alias) != best) continue;
+            if (dist[i] != best) continue;
             if (k) luaL_addstring(&b, k + 1 == close ? " or " : ", ");
             luaL_addstring(&b, list[i]);
             k++;
@@ -86,5 +92,6 @@ void suggest_method(lua_State *L, const char *code) {
         luaL_pushresult(&b);
         lua_replace(L, -2);
     }
+    free(dist);
     complete_free(list, n);
 }

@@ -3,6 +3,7 @@
  * dtype (dtypes are interned), so == and rawequal both work. */
 #include "lua_internal.h"
 #include <string.h>
+#include "../core/backend/scalar_eval.h"
 
 #define DTYPE_CACHE "uopdb.dtype_boxes"
 
@@ -96,6 +97,18 @@ static int dt_itemsize_m(lua_State *L) { lua_pushinteger(L, dt_itemsize(luop_che
 static int dt_is_float_m(lua_State *L) { lua_pushboolean(L, dt_is_float(luop_check_dtype(L, 1))); return 1; }
 static int dt_is_int_m(lua_State *L) { lua_pushboolean(L, dt_is_int(luop_check_dtype(L, 1))); return 1; }
 static int dt_is_ptr_m(lua_State *L) { lua_pushboolean(L, dt_is_ptr(luop_check_dtype(L, 1))); return 1; }
+/* dt:round(x) -> x rounded to the nearest value the float dtype dt holds,
+ * as a CAST to dt rounds it */
+static int dt_round_m(lua_State *L) {
+    const DType *dt = luop_check_dtype(L, 1);
+    lua_Number x = luaL_checknumber(L, 2);
+    char name[64];
+    if (!dt_is_float(dt) || dt->kind != DTK_SCALAR)
+        return luaL_error(L, "round: %s is not a float dtype", dt_str(dt, name, sizeof name));
+    lua_pushnumber(L, scalar_from_float(dt, x).f);
+    return 1;
+}
+
 static int dt_tinygrad_m(lua_State *L) {
     StrBuf sb;
     sb_init(&sb);
@@ -108,7 +121,8 @@ static int dt_tinygrad_m(lua_State *L) {
 static const luaL_Reg dtype_methods[] = {
     {"vec", dt_vec_m}, {"ptr", dt_ptr_m}, {"scalar", dt_scalar_m}, {"base", dt_base_m},
     {"count", dt_count_m}, {"itemsize", dt_itemsize_m}, {"is_float", dt_is_float_m},
-    {"is_int", dt_is_int_m}, {"is_ptr", dt_is_ptr_m}, {"tinygrad", dt_tinygrad_m}, {NULL, NULL}};
+    {"is_int", dt_is_int_m}, {"is_ptr", dt_is_ptr_m}, {"tinygrad", dt_tinygrad_m}, {"round", dt_round_m},
+    {NULL, NULL}};
 
 void luop_open_dtype(lua_State *L) {
     /* weak-valued cache: lightuserdata(DType*) -> box */

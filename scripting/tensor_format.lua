@@ -4,7 +4,8 @@
 -- fractional digits), so a tensor here prints as tinygrad's t.numpy() does.
 --
 -- Floats follow numpy's FloatingFormat: each value is the shortest decimal
--- that reads back as it in its dtype, cut to 8 fractional digits; all are
+-- that reads back as it in its dtype (rounded back by dt:round, as a CAST
+-- rounds), cut to 8 fractional digits; all are
 -- aligned at the point and padded on the right; the array switches to
 -- scientific notation, every mantissa with the same number of digits, when
 -- a nonzero magnitude is 1e8 or more, below 1e-4, or the largest is over
@@ -12,42 +13,20 @@
 
 local uop, shared = ...
 local Tensor = uop.Tensor
-local info = shared.info
+local info, to_dtype = shared.info, shared.to_dtype
 
 local LINE_WIDTH = 75
 local THRESHOLD = 1000
 local EDGE_ITEMS = 3
 local PRECISION = 8
 
--- the significand bits (the implicit one included) and the lowest normal
--- exponent of the floats narrower than float64
-local NARROW = {float32 = {24, -126}, float16 = {11, -14}, bfloat16 = {8, -126}, fp8e4m3 = {4, -6},
-                fp8e5m2 = {3, -14}}
-
--- x rounded to the nearest value of a float with `bits` significand bits and
--- lowest normal exponent min_exp (ties to even); the range is not checked,
--- as x is always close to a value of the dtype
-local function round_to(x, bits, min_exp)
-  if x == 0 then return x end
-  local a = math.abs(x)
-  local e = math.floor(math.log(a, 2))
-  if 2.0 ^ e > a then e = e - 1 elseif 2.0 ^ (e + 1) <= a then e = e + 1 end
-  local step = 2.0 ^ (math.max(e, min_exp) - (bits - 1))
-  local q = a / step
-  local n = math.floor(q)
-  if q - n > 0.5 or (q - n == 0.5 and n % 2 == 1) then n = n + 1 end
-  return (x < 0 and -n or n) * step
-end
-
 -- v (finite) as "%.Ne" with the fewest digits that read back as v in its
 -- dtype, then, given cap, at most cap digits after the mantissa's point
-local function shortest_sci(v, name, cap)
-  local narrow, s = NARROW[name]
+local function shortest_sci(v, dt, cap)
+  local s
   for p = 0, 16 do
     s = string.format("%." .. p .. "e", v)
-    local back = tonumber(s)
-    if narrow then back = round_to(back, narrow[1], narrow[2]) end
-    if back == v then break end
+    if dt:round(tonumber(s)) == v then break end
   end
   local frac = s:match("^-?%d%.?(%d*)e")
   if cap and #frac > cap then s = string.format("%." .. cap .. "e", v) end
@@ -57,8 +36,8 @@ end
 -- the integer and fraction digits of finite v, positional: the shortest
 -- that read back as v, trailing zeros trimmed, then, given cap, at most cap
 -- fraction digits
-local function positional_parts(v, name, cap)
-  local s = shortest_sci(v, name)
+local function positional_parts(v, dt, cap)
+  local s = shortest_sci(v, dt)
   local sign, lead, rest, e = s:match("^(-?)(%d)%.?(%d*)e([-+]%d+)$")
   local digits, exp = lead .. rest, tonumber(e)
   local int, frac
@@ -78,7 +57,7 @@ end
 
 -- a function that formats one value of `values` (the elements shown) for a
 -- float dtype, every result of the same width
-local function float_formatter(values, name)
+local function float_formatter(values, dt)
   local finite, nonzero_min, nonzero_max, neg_inf = {}, nil, nil, false
   local nonfinite = false
   for _, v in ipairs(values) do
@@ -99,13 +78,13 @@ local function float_formatter(values, name)
   local precision, exp_size = 0, 0
   if exp_format then
     for _, v in ipairs(finite) do
-      local int, frac, e = shortest_sci(v, name, PRECISION):match("^(-?%d)%.?(%d*)e[-+](%d+)$")
+      local int, frac, e = shortest_sci(v, dt, PRECISION):match("^(-?%d)%.?(%d*)e[-+](%d+)$")
       pad_left, precision, exp_size = math.max(pad_left, #int), math.max(precision, #frac), math.max(exp_size, #e)
     end
     pad_right = exp_size + 2 + precision
   else
     for _, v in ipairs(finite) do
-      local int, frac = positional_parts(v, name, PRECISION)
+      local int, frac = positional_parts(v, dt, PRECISION)
       pad_left, pad_right = math.max(pad_left, #int), math.max(pad_right, #frac)
     end
   end
@@ -120,12 +99,12 @@ local function float_formatter(values, name)
       local word = v ~= v and "nan" or v > 0 and "inf" or "-inf"
       s = string.rep(" ", width - #word) .. word
     elseif exp_format then
-      local int, frac, e = shortest_sci(v, name, PRECISION):match("^(-?%d)%.?(%d*)(e[-+]%d+)$")
+      local int, frac, e = shortest_sci(v, dt, PRECISION):match("^(-?%d)%.?(%d*)(e[-+]%d+)$")
       local esign, edigits = e:match("^e([-+])(%d+)$")
       s = string.rep(" ", pad_left - #int) .. int .. "." .. frac .. string.rep("0", precision - #frac) ..
           "e" .. esign .. string.rep("0", exp_size - #edigits) .. edigits
     else
-      local int, frac = positional_parts(v, name, PRECISION)
+      local int, frac = positional_parts(v, dt, PRECISION)
       s = string.rep(" ", pad_left - #int) .. int .. "." .. frac .. string.rep(" ", pad_right - #frac)
     end
     return s
@@ -135,17 +114,17 @@ end
 -- a 0-d tensor's value as numpy's str() of a scalar: a float with all the
 -- digits that read back as it, positional from 1e-4 to 1e16 ("3.0"),
 -- else in e-notation with no trailing zeros ("1e+16")
-local function scalar_str(v, kind, name)
+local function scalar_str(v, kind, dt)
   if kind == "bool" then return v and "True" or "False" end
   if kind ~= "float" then return nil end
   if v ~= v then return "nan" end
   if v == math.huge or v == -math.huge then return v > 0 and "inf" or "-inf" end
   local a = math.abs(v)
   if a == 0 or (a >= 1e-4 and a < 1e16) then
-    local int, frac = positional_parts(v, name)
+    local int, frac = positional_parts(v, dt)
     return int .. "." .. (frac == "" and "0" or frac)
   end
-  local mant, e = shortest_sci(v, name):match("^(-?[%d.]+)(e[-+]%d+)$")
+  local mant, e = shortest_sci(v, dt):match("^(-?[%d.]+)(e[-+]%d+)$")
   return (mant:gsub("%.?0*$", "")) .. e
 end
 
@@ -170,8 +149,9 @@ end
 
 -- values (nested lists of shape) as numpy's str() of the array
 local function format_values(values, shape, dt)
+  dt = to_dtype(dt)
   local kind, name = info(dt).kind, info(dt).name
-  if #shape == 0 then return scalar_str(values, kind, name) or plain_formatter({values}, kind, name)(values) end
+  if #shape == 0 then return scalar_str(values, kind, dt) or plain_formatter({values}, kind, name)(values) end
   local total = 1
   for _, d in ipairs(shape) do total = total * d end
   local summarise = total > THRESHOLD
@@ -195,7 +175,7 @@ local function format_values(values, shape, dt)
     end
   end
   collect(values, 1)
-  local cell = kind == "float" and float_formatter(shown, name) or plain_formatter(shown, kind, name)
+  local cell = kind == "float" and float_formatter(shown, dt) or plain_formatter(shown, kind, name)
   -- numpy's _formatArray: a row's elements fill lines of `width`, each
   -- nested level one character narrower and indented one more (hanging); a
   -- line breaks before the element that would pass the width less the

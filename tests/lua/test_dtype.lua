@@ -10,6 +10,16 @@ T.test("every scalar name and alias is there", function()
   end
 end)
 
+T.test("dt:round gives the nearest value a float dtype holds, as a CAST rounds", function()
+  local d = uop.dtypes
+  T.eq(d.float16:round(0.1), 0.0999755859375)        -- 1638 * 2^-14
+  T.eq(d.float16:round(6e-8), 2 ^ -24)               -- the smallest subnormal
+  T.eq(d.bfloat16:round(1 / 3), 0.333984375)
+  T.eq(d.float32:round(0.1), string.unpack("f", string.pack("f", 0.1)))
+  T.eq(d.float64:round(0.1), 0.1)
+  T.raises("round: int32 is not a float dtype", function() return d.int32:round(1) end)
+end)
+
 T.test("aliases are the same value", function()
   T.ok(rawequal(d.float, d.float32), "float is float32")
   T.ok(rawequal(d.int, d.int32), "int is int32")

@@ -70,6 +70,9 @@ expect_eq "an expression's Tensor error names the input line, as a statement's d
     $'stdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)\nstdin:1: Tensor.matmul: cannot dot (3, 4) and (5, 6)\nstdin:1: unknown rule set \'nosuch\' (uop.rulesets() lists them)' "$err"
 expect_eq "an expression still shows all its values" $'b\tc' "$out"
 
+run $'1 + 1 -- a comment ends the expression\n'
+expect_eq "an expression that ends in a comment still shows its value" "2" "$out"
+
 run $'t = Tensor{1, 2}\nt:reshap(2, 1)\nt:numpy()\nfoo = {bar = t}\nfoo.bar:smu()\nt:xyzzy()\n(t):reshap(2, 1)\n'
 expect_eq "a method a value lacks: the closest of its methods, as tab completion lists them" \
     $"stdin:1: attempt to call a nil value (method 'reshap'): did you mean t:reshape?

@@ -126,13 +126,27 @@ function Tensor:bitwise_not()
   return self:bitwise_xor(-1)
 end
 
+-- a boolean amount or exponent is the integer 0 or 1, as a Python bool is an int
+local function bool_as_int(x)
+  if type(x) == "boolean" then return x and 1 or 0 end
+  return x
+end
+
 local function check_shift(self, x, reverse, what)
   if not (is_unsigned(self._dtype) and math.type(x) == "integer" and x >= 0 and not reverse) then
     fail("%s: needs an unsigned tensor and a non-negative integer shift", what)
   end
 end
-function Tensor:lshift(x, reverse) check_shift(self, x, reverse, "lshift") return self:mul(1 << x) end
-function Tensor:rshift(x, reverse) check_shift(self, x, reverse, "rshift") return self:idiv(1 << x) end
+function Tensor:lshift(x, reverse)
+  x = bool_as_int(x)
+  check_shift(self, x, reverse, "lshift")
+  return self:mul(1 << x)
+end
+function Tensor:rshift(x, reverse)
+  x = bool_as_int(x)
+  check_shift(self, x, reverse, "rshift")
+  return self:idiv(1 << x)
+end
 
 function Tensor:lt(x) local a, b = broadcasted(self, x) return alu("CMPLT", a, b) end
 function Tensor:gt(x) local a, b = broadcasted(self, x, true) return alu("CMPLT", a, b) end
@@ -167,6 +181,7 @@ function Tensor:where(x, y)
 end
 
 function Tensor:pow(x, reverse)
+  x = bool_as_int(x)
   local base, exponent = broadcasted(self, x, reverse)
   if not is_float(base._dtype) and not (math.type(x) == "integer" and x >= 0) then
     fail("pow: the base needs to be float")

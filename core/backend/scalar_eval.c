@@ -138,6 +138,7 @@ const char *scalar_alu(Op op, const DType *dt, const DType *sdt, int nsrc, const
     case OP_SUB: r = (int64_t)(a - b); break;
     case OP_MUL: r = (int64_t)(a * b); break;
     case OP_NEG: r = (int64_t)(0 - a); break;
+    case OP_TRUNC: r = s[0].i; break; /* an integer is its own truncation, as the renderer has it */
     case OP_MULACC: r = (int64_t)(a * b + (uint64_t)s[2].i); break;
     case OP_AND: r = (int64_t)(a & b); break;
     case OP_OR: r = (int64_t)(a | b); break;

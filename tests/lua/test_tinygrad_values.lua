@@ -16,7 +16,7 @@ local golden = here .. "/../golden/"
 local DTYPE_NAMES = {
   float = "float32", half = "float16", double = "float64", int = "int32", long = "int64",
   ["unsigned char"] = "uint8", ["unsigned int"] = "uint32", ["unsigned long"] = "uint64",
-  short = "int16", char = "int8", bool = "bool",
+  short = "int16", char = "int8", bool = "bool", ["signed char"] = "int8", ["unsigned short"] = "uint16",
 }
 
 local function parse_value(text)

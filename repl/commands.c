@@ -665,6 +665,11 @@ CommandResult command_run(lua_State *L, const char *line) {
     name = (char *)cmd->name; /* the full name: ":p" runs :print */
 
     if (strcmp(name, "quit") == 0) {
+        if (*rest) {
+            fprintf(stderr, ":quit takes no arguments\n");
+            free(buf);
+            return CMD_CONTINUE;
+        }
         free(buf);
         return CMD_QUIT;
     }

@@ -321,7 +321,14 @@ static int diff_method(lua_State *L, bool object) {
     luop_diff_opts(L, have_opts ? top : top + 1, &o, &stats);
     if (have_opts) lua_settop(L, top - 1);
     Point a, b;
+    bool one_point = lua_isnoneornil(L, 3);
     diff_points(L, kp, &a, &b);
+    if (one_point && b.stage == 0 && b.rewrite < 0) {
+        const char *msg = "point 0 is the kernel as scheduled: no point comes before it (:diff 0 7 or k:diff(0, 7) compares it with point 7)\n";
+        if (object) push_text(L, "diff", msg);
+        else lua_pushstring(L, msg);
+        return 1;
+    }
     StrBuf sb;
     sb_init(&sb);
     DiffStats st;
@@ -720,9 +727,23 @@ static int k_opts(lua_State *L) {
         sb_free(&sb);
         return 2;
     }
-    KernelOpt opts[32];
+    KernelOpt opts[32], before[32];
     int n = parse_opts(L, 2, opts);
+    const KernelOpt *cur;
+    int nbefore = pipeline_opts(kp, &cur);
+    memcpy(before, cur, (size_t)nbefore * sizeof *before);
+    char *why_before = pipeline_opts_why(kp) ? strdup(pipeline_opts_why(kp)) : NULL;
     pipeline_set_opts(kp, opts, n);
+    /* checked now, by running stage 7, rather than at the next :goto or
+     * :run; refused opts leave the kernel with the opts it had */
+    char err[1024];
+    bool refused = !pipeline_root(kp, 7, err, sizeof err) && pipeline_failure(kp, 7);
+    if (refused) {
+        pipeline_set_opts(kp, before, nbefore);
+        pipeline_set_opts_why(kp, why_before);
+    }
+    free(why_before);
+    if (refused) return luaL_error(L, "opts refused, the kernel keeps its opts: %s", err);
     return 0;
 }
 

@@ -265,8 +265,8 @@ bool program_compare(const SchedBuffer *b, const void *data, const RefTensor *re
     sb_init(&shp);
     shape_format(&shp, &ref.shape);
     if (rep->ok) {
-        sb_printf(sb, "%s %s %s: %zu elements match the reference", b->name, sk_name(b->dtype->sk), sb_str(&shp),
-                  rep->checked);
+        sb_printf(sb, "%s %s %s: %zu %s the reference", b->name, sk_name(b->dtype->sk), sb_str(&shp), rep->checked,
+                  rep->checked == 1 ? "element matches" : "elements match");
         if (exact) sb_puts(sb, " exactly");
         else sb_printf(sb, " (max abs diff %.3g; tolerance %.3g + %.3g*|ref|)", rep->max_abs_diff, atol, rtol);
     } else {

@@ -410,6 +410,15 @@ static PNode *parse_node(Parser *ps) {
         n = parse_literal(ps);
     } else if (is_ident_start(*ps->p)) {
         size_t len = ident_len(ps->p);
+        char word[32];
+        Op op;
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), ps->p);
+        /* a bare op name would capture any node under that name */
+        if (ps->p[len] != '@' && len < sizeof word && op_from_name(word, &op)) {
+            ps->depth--;
+            return fail_at(ps, at, "%s alone captures any node: (%s) matches the op, a lower-case name such as x captures",
+                           word, word);
+        }
         n = new_pnode(ps, PN_ANY);
         if (n && !(len == 1 && *ps->p == '_')) {
             n->cap = capture_slot(ps, ps->p, len, ps->p);

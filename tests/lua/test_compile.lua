@@ -101,6 +101,11 @@ T.test("the matmul runs exactly through the JIT and validates", function()
   same_nested(C:tolist(), WANT, "realized C")
 end)
 
+T.test("a single element matches in the singular", function()
+  local _, rep = uop.compile(Tensor.new({2}, "float32") * 3):run{validate = true, quiet = true}
+  T.contains(rep.text, "(1,): 1 element matches the reference")
+end)
+
 T.test("stepping: seek, step, back, root, listing, diff, rules", function()
   local A, B = mat3()
   local k = uop.compile(A:matmul(B)):kernel(1)
@@ -154,7 +159,7 @@ T.test("opts: UPCAST by 3 changes the kernel and keeps the result exact", functi
   T.ok(k:listing(7):find("UPCAST", 1, true), "stage 7 makes an UPCAST range")
   local _, rep = p:run{validate = true, quiet = true}
   T.ok(rep.ok, rep.text)
-  T.raises("UPCAST", function() k:opts{{"UPCAST", 5, 3}}; k:seek(7) end)
+  T.raises("UPCAST", function() k:opts{{"UPCAST", 5, 3}} end)
   T.raises("unknown opt", function() k:opts{{"SIDEWAYS", 0, 2}} end)
 end)
 
@@ -295,10 +300,8 @@ T.test("THREAD splits a kernel over cores: core_id in stage 12, results exact", 
   T.ok(rep.ok, rep.text)
   T.eq(uop.buffer_values(outs[1])[1], 90.0)
   T.eq(uop.buffer_values(outs[1])[16], 600.0)
-  k:opts{{"THREAD", 0, 2}, {"THREAD", 0, 2}}
-  T.raises("already split over cores", function() k:seek(7) end)
-  k:opts{{"THREAD", 0, 3}}
-  T.raises("does not divide", function() k:seek(7) end)
+  T.raises("already split over cores", function() k:opts{{"THREAD", 0, 2}, {"THREAD", 0, 2}} end)
+  T.raises("does not divide", function() k:opts{{"THREAD", 0, 3}} end)
 end)
 
 T.test("errors name integers past int32 as given", function()

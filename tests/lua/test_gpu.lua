@@ -66,17 +66,28 @@ T.test("target: gpu or cpu, anything else is one line naming uop.compile", funct
   uop.compile(A + 1, {target = "cpu", select = false})
 end)
 
-T.test("the cpu target refuses the opts that need local memory, naming the opt and the target", function()
+-- a kernel's opts as one line of text, to compare
+local function opts_line(k) return (tostring(select(2, k:opts())):match("^[^\n]*")) end
+
+T.test("the cpu target refuses the opts that need local memory when they are given, naming the opt and the target", function()
   local A = mat(8, 8)
   for _, o in ipairs{{"LOCAL", 0, 4}, {"GROUP", 0, 4}, {"GROUPTOP", 0, 4}} do
     local k = uop.compile(A:matmul(A), {select = false}):kernel(1)
-    k:opts{o}
-    T.raises(o[1] .. ": not an opt of the cpu target (it needs a GPU's local memory", function() k:seek(7) end)
+    local before = opts_line(k)
+    T.raises("opts refused, the kernel keeps its opts: stage 7 (apply opts): " .. o[1] ..
+             ": not an opt of the cpu target (it needs a GPU's local memory", function() k:opts{o} end)
+    T.eq(opts_line(k), before, "the opts it had")
+    k:seek(7)
   end
   -- SWAP is tinygrad's check: the cpu target's ranges are LOOP, not GLOBAL
   local k = uop.compile(A:matmul(A), {select = false}):kernel(1)
-  k:opts{{"SWAP", 0, 1}}
-  T.raises("SWAP axis 0 with 1: swap is only for GLOBAL ranges", function() k:seek(7) end)
+  T.raises("SWAP axis 0 with 1: swap is only for GLOBAL ranges", function() k:opts{{"SWAP", 0, 1}} end)
+  -- an axis or an amount that does not fit: refused at once, the hand opts before kept
+  k:opts{{"UPCAST", 0, 4}}
+  T.raises("UPCAST axis 5: the kernel has 2 output ranges", function() k:opts{{"UPCAST", 5, 2}} end)
+  T.raises("UPCAST axis 0: amount 3 does not divide the size 8", function() k:opts{{"UPCAST", 0, 3}} end)
+  T.eq(opts_line(k), 'opts {{"UPCAST", 0, 4}}', "the hand opts before")
+  T.contains(tostring(select(2, k:opts())), "given by hand")
 end)
 
 T.test("the cpu target takes PADTO and NOLOCALS as tinygrad does: the padded kernel computes the same", function()
@@ -107,8 +118,7 @@ T.test("the gpu target refuses THREAD and opts that do not apply", function()
   local A = mat(8, 8)
   local function fails(opts, want)
     local k = uop.compile(A:matmul(A), {target = "gpu", select = false}):kernel(1)
-    k:opts(opts)
-    T.raises(want, function() k:seek(7) end)
+    T.raises(want, function() k:opts(opts) end)
   end
   fails({{"THREAD", 0, 2}}, "THREAD: the gpu target has no threads")
   fails({{"LOCAL", 2, 2}}, "LOCAL axis 2: local is for GLOBAL/LOOP ranges, not REDUCE")
@@ -220,9 +230,8 @@ T.test("NOLOCALS, SWAP and PADTO run exactly", function()
 end)
 
 T.test("limits: local memory and work-item dims the GPU cannot have are one-line errors", function()
-  local p = compile(Tensor.new((select(2, data(1, 1 << 16))), "float32"):sum(), {{{"GROUP", 0, 16384}}})
   T.raises("GROUP axis 0: the grouped reduce needs 65536 bytes of local memory, more than 49152",
-           function() p:run() end)
+           function() compile(Tensor.new((select(2, data(1, 1 << 16))), "float32"):sum(), {{{"GROUP", 0, 16384}}}) end)
   -- 1031 is prime: no split fits it under 1024 work items per dim
   local p2 = compile(Tensor.new((select(2, data(1, 1031))), "float32") + 1, {{{"LOCAL", 0, 1031}}})
   T.raises("stage 12 (add GPU dims)", function() p2:run() end)
@@ -406,8 +415,7 @@ for i = 1, #p:kernels() do
   for _ = 1, 6 do
     local o = {}
     for _ = 1, math.random(1, 3) do o[#o + 1] = C[math.random(#C)] end
-    k:opts(o)
-    if pcall(function() k:seek(7) end) then GPU_OPTS_APPLIED = (GPU_OPTS_APPLIED or 0) + 1; break end
+    if pcall(k.opts, k, o) then GPU_OPTS_APPLIED = (GPU_OPTS_APPLIED or 0) + 1; break end
     k:opts{}
   end
 end

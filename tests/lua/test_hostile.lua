@@ -196,8 +196,7 @@ T.test("huge opts are refused naming the limit", function()
   for i = 1, 100000 do many[i] = {"UPCAST", 0, 2} end
   T.raises("opts: at most 32 opts, got 100000", k.opts, k, many)
   -- an amount in range but larger than the axis: refused by stage 7, naming the size
-  k:opts{{"UPCAST", 0, 1 << 30}}
-  T.raises("amount 1073741824 is more than the size 16", k.seek, k, 22)
+  T.raises("amount 1073741824 is more than the size 16", k.opts, k, {{"UPCAST", 0, 1 << 30}})
 end)
 
 T.test("many outputs: at most 64, refused naming the limit", function()

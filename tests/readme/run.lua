@@ -67,7 +67,15 @@ for i, b in ipairs(blocks) do
   os.execute(string.format("cd %s && NO_COLOR=1 %s < %s > %s 2>&1", tmp, uopdb, input, out))
   check(name .. " through a pipe", read(out), b.expect)
   if os.execute("command -v script >/dev/null 2>&1") then
-    os.execute(string.format("cd %s && TERM=dumb script -qec %s /dev/null < %s > %s 2>&1", tmp, uopdb, input, out .. "t"))
+    -- the session ends with :quit, not with the end of the input: script(1)
+    -- passes that on as a ^D, which the line editor can miss while a long
+    -- output is still being written; a hang fails instead of blocking
+    local tinput = input .. "t"
+    local tf = assert(io.open(tinput, "w"))
+    tf:write(table.concat(b.inputs, "\n"), "\n:quit\n")
+    tf:close()
+    os.execute(string.format("cd %s && TERM=dumb timeout 300 script -qec %s /dev/null < %s > %s 2>&1", tmp, uopdb,
+                             tinput, out .. "t"))
     check(name .. " on a terminal", read(out .. "t"), b.expect)
   else
     result(name .. " on a terminal", false, "  util-linux's script is not installed")

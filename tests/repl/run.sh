@@ -659,6 +659,14 @@ expect_eq "long session: compacted at the prompt" $'true\ttrue' "$out"
 # term_session ROWS COLS STEPS [ARGS...]: runs uopdb on a pseudo-terminal of that
 # size; STEPS is a Python list of (keys, text to wait for after them or None);
 # sets out (all it wrote, with "\r" removed, and "exit=N" at the end)
+# --- commands that take no argument, a diff with nothing before it, a bare op name in a pattern ---
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:quit now\n:diff\n:find ADD\n:find (ADD)\nprint("after")\n'
+expect_has ":quit with an argument is refused" ":quit takes no arguments" "$err"
+expect_has ":quit with an argument: the session goes on" "after" "$out"
+expect_has ":diff at point 0 says there is no point before it" "point 0 is the kernel as scheduled: no point comes before it" "$out"
+expect_has ":find of a bare op name says how to match the op" "ADD alone captures any node: (ADD) matches the op" "$err"
+expect_has ":find (ADD) finds the ADDs" "find (ADD) at point 0: 3 nodes" "$out"
+
 cat >"$tmp/term.py" <<'PY'
 import fcntl, os, pty, select, signal, struct, sys, termios, time
 rows, cols, steps = int(sys.argv[1]), int(sys.argv[2]), eval(sys.argv[3])

@@ -1223,6 +1223,10 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
         lua_pushstring(L, c->effect);
         lua_setfield(L, -2, "effect");
     }
+    if (c->spec) {
+        lua_pushstring(L, c->spec);
+        lua_setfield(L, -2, "spec");
+    }
 }
 
 /* The progress of k:bisect: a Lua function given as {progress = fn} is
@@ -1267,10 +1271,13 @@ static bool bisect_progress(void *ud, const char *what, int checked) {
 }
 
 /* k:bisect([{quiet=, all=, progress=}]) -> stage, culprit, reports: the first stage whose
- * output differs from the reference (nil if none), the rewrite in it that
- * made it wrong ({rule=, where=, index=, of=, before=, after=}, nil when it
- * cannot be named), and the reports of the points checked (by stage + 1);
- * points are bisected, or all checked in order with all=true */
+ * output differs from the reference, or that cannot be run and breaks its
+ * spec (nil if none), the rewrite in it that made it wrong ({rule=, where=,
+ * index=, of=, before=, after=, and effect= or spec= when the point after it
+ * accesses memory outside a buffer or breaks its spec}, nil when it cannot
+ * be named), and the reports of the points judged (by stage + 1, with
+ * `unchecked`: how many points could not be checked); points are
+ * bisected, or all checked in order with all=true */
 static int k_bisect(lua_State *L) {
     LProgram *p;
     KernelPipeline *kp = check_kernel(L, 1, &p);
@@ -1317,6 +1324,8 @@ static int k_bisect(lua_State *L) {
     bisect_format(&r, pipeline_name(kp), before, after, &sb);
     if (r.culprit.found) lua_pop(L, 2);
     set_text(L, "bisect", sb_str(&sb));
+    lua_pushinteger(L, r.unchecked);
+    lua_setfield(L, -2, "unchecked");
     if (r.failed && r.points[r.first_bad].text) {
         lua_pushstring(L, r.points[r.first_bad].text);
         lua_setfield(L, -2, "failed");

@@ -1,7 +1,9 @@
 /* bisect.c - the stage bisection of a kernel: every point checked in turn,
- * the first one that differs from the reference named. */
+ * the first one that differs from the reference (or cannot be run and
+ * breaks its spec) named. */
 #include "bisect.h"
 #include <stdio.h>
+#include "../stages/spec_verify.h"
 #include "../util/interrupt.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,14 +37,30 @@ static bool tell(Progress *pr, const char *fmt, ...) {
     return !pr->stopped;
 }
 
+/* Whether root, the graph at point n, breaks the spec of that point (msg:
+ * the verifier's line).  inside: root is a rewrite point inside stage n,
+ * between the stage's input and its output, so it breaks its spec only
+ * when it meets neither the spec of point n-1 nor that of point n (stage
+ * 16 folds the CASTs to index that the spec of point 16 forbids). */
+static bool breaks_spec(const UOp *root, int n, bool inside, char *msg, size_t msglen) {
+    VerifyError e;
+    SpecKind kind = spec_for_point(n);
+    if (uop_verify(root, kind, &e, NULL)) return false;
+    if (inside && n > 0 && spec_for_point(n - 1) != kind && uop_verify(root, spec_for_point(n - 1), NULL, NULL))
+        return false;
+    snprintf(msg, msglen, "%s", e.msg);
+    return true;
+}
+
 /* Checks rewrite point (n, r): 1 right, 0 wrong, -1 not checkable (why
  * says so).  A point that reads or writes outside a buffer is wrong (why
- * says where; empty otherwise).  A point whose form nothing runs (a
- * half-done expansion) is checked completed by the stage's own rules, when
- * that is known to be sound: the completion of the stage's first point must
- * check right. */
+ * says where; empty otherwise), and so is one that cannot be run and
+ * breaks its spec (why is the verifier's line, *by_spec set).  A point
+ * whose form nothing runs (a half-done expansion) is checked completed by
+ * the stage's own rules, when that is known to be sound: the completion of
+ * the stage's first point must check right. */
 static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_t r, int *completion_ok, char *why,
-                               size_t whylen) {
+                               size_t whylen, bool *by_spec) {
     char err[1024];
     ValidateReport rep;
     StrBuf sb;
@@ -66,8 +84,10 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
         }
     }
     sb_free(&sb);
+    *by_spec = false;
     if (!ran) {
         const char *access = root ? kcheck_bad_access(kc) : NULL, *w = strstr(err, "interp: ");
+        if (!access && root && breaks_spec(root, n, true, why, whylen)) return *by_spec = true, 0;
         snprintf(why, whylen, "%s", access ? access : w ? w + 8 : err);
         return access ? 0 : -1;
     }
@@ -76,9 +96,10 @@ static int check_rewrite_point(KernelCheck *kc, KernelPipeline *kp, int n, size_
 
 /* Bisects the rewrites of stage n, whose input checks right and whose
  * output checks wrong (end_access: by an access outside a buffer, where;
- * else NULL): the culprit is the first r whose point is wrong. */
-static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const char *end_access, BisectCulprit *c,
-                            Progress *pr) {
+ * end_spec: by a spec it breaks, the verifier's line; else NULL): the
+ * culprit is the first r whose point is wrong. */
+static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const char *end_access, const char *end_spec,
+                            BisectCulprit *c, Progress *pr) {
     const StageResult *res = pipeline_result(kp, n);
     c->of = res ? res->rewrites : 0;
     if (!res || res->rewrites == 0) {
@@ -88,7 +109,9 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const ch
     size_t good = 0, bad = res->rewrites;
     int completion_ok = -1;
     char effect[1024] = ""; /* the access outside a buffer at point bad, if that made it wrong */
+    char spec[1024] = "";   /* the spec point bad breaks, if that made it wrong */
     if (end_access) snprintf(effect, sizeof effect, "%s", end_access);
+    if (end_spec) snprintf(spec, sizeof spec, "%s", end_spec);
     while (bad - good > 1) {
         size_t mid = good + (bad - good) / 2;
         if (uopdb_interrupted() || !tell(pr, "rewrite %zu of %zu in stage %d", mid, res->rewrites, n)) {
@@ -96,7 +119,8 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const ch
             return;
         }
         char why[1024];
-        int right = check_rewrite_point(kc, kp, n, mid, &completion_ok, why, sizeof why);
+        bool by_spec;
+        int right = check_rewrite_point(kc, kp, n, mid, &completion_ok, why, sizeof why, &by_spec);
         if (right < 0) {
             char text[1400];
             snprintf(text, sizeof text, "rewrite point %d.%zu could not be checked: %s (the culprit is one of rewrites "
@@ -109,7 +133,8 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const ch
         if (right) good = mid;
         else {
             bad = mid;
-            snprintf(effect, sizeof effect, "%s", why);
+            snprintf(effect, sizeof effect, "%s", by_spec ? "" : why);
+            snprintf(spec, sizeof spec, "%s", by_spec ? why : "");
         }
     }
     res = pipeline_result(kp, n);
@@ -122,11 +147,14 @@ static void bisect_rewrites(KernelCheck *kc, KernelPipeline *kp, int n, const ch
     set_text(&c->rule, w->rule);
     set_text(&c->file, w->file ? w->file : "");
     if (effect[0]) set_text(&c->effect, effect);
+    if (spec[0]) set_text(&c->spec, spec);
 }
 
-/* Checks point n into out->points[n] (once): 1 right, 0 wrong, -1 not
- * checked (a form nothing runs, or the stage failed), -2 out of memory, -3
- * interrupted (the point is left unchecked: Ctrl-C is not a verdict). */
+/* Checks point n into out->points[n] (once): 1 right, 0 wrong (its output
+ * differs, it accesses memory outside a buffer, or it cannot be run and
+ * breaks its spec), -1 not checked (a form nothing runs that meets its
+ * spec, or the stage failed), -2 out of memory, -3 interrupted (the point
+ * is left unchecked: Ctrl-C is not a verdict). */
 static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult *out, Progress *pr) {
     PointCheck *pc = &out->points[n];
     if (pc->text) return pc->state == POINT_MATCHES ? 1 : pc->state == POINT_DIFFERS ? 0 : -1;
@@ -160,7 +188,26 @@ static int check_point(KernelCheck *kc, KernelPipeline *kp, int n, BisectResult 
         const char *w = strstr(why, "interp: ");
         const StageResult *f = n > 0 ? pipeline_failure(kp, n) : NULL;
         pc->state = f ? POINT_FAILED : n > 0 && !pipeline_result(kp, n) ? POINT_NOT_REACHED : POINT_NOT_CHECKED;
-        pc->text = copy(f ? f->error : w ? w + 8 : why);
+        char err[1024], msg[1024];
+        const UOp *root = pc->state == POINT_NOT_CHECKED ? pipeline_root(kp, n, err, sizeof err) : NULL;
+        if (root && breaks_spec(root, n, false, msg, sizeof msg)) { /* the kernel is broken here, not the executor */
+            StrBuf t;
+            sb_init(&t);
+            sb_printf(&t, "breaks its %s spec: %s; it cannot be run: %s", spec_kind_name(spec_for_point(n)), msg,
+                      w ? w + 8 : why);
+            pc->state = POINT_DIFFERS;
+            pc->rep.ok = false;
+            pc->text = copy(sb_str(&t));
+            pc->spec = copy(msg);
+            sb_free(&t);
+            if (!pc->spec) {
+                sb_free(&sb);
+                return -2;
+            }
+            out->checked++;
+        } else {
+            pc->text = copy(f ? f->error : w ? w + 8 : why);
+        }
     }
     sb_free(&sb);
     if (!pc->text) return -2;
@@ -235,6 +282,7 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
         return false;
     }
     out->first_bad = bad;
+    for (int n = 0; n <= STAGE_COUNT; n++) out->unchecked += out->points[n].state == POINT_NOT_CHECKED;
     /* no point is wrong, but a stage failed right after right points: that stage breaks the kernel */
     for (int n = 1; bad < 0 && n <= STAGE_COUNT; n++)
         if (out->points[n].state == POINT_FAILED) {
@@ -245,7 +293,7 @@ bool dbg_bisect(const Schedule *s, KernelPipeline *const *kps, int ki, RefBuffer
     /* the rewrites of the first wrong stage, when the point before it was checked right */
     if (bad >= 1) {
         if (out->points[bad - 1].state == POINT_MATCHES)
-            bisect_rewrites(kc, kps[ki], bad, out->points[bad].access, &out->culprit, &pr);
+            bisect_rewrites(kc, kps[ki], bad, out->points[bad].access, out->points[bad].spec, &out->culprit, &pr);
         else set_text(&out->culprit.why, "the point before this stage could not be checked, so the wrong rewrite may "
                                          "be in an earlier stage");
     }
@@ -262,13 +310,16 @@ void bisect_result_free(BisectResult *r) {
     for (int n = 0; n <= STAGE_COUNT; n++) {
         free(r->points[n].text);
         free(r->points[n].access);
+        free(r->points[n].spec);
         r->points[n].text = NULL;
         r->points[n].access = NULL;
+        r->points[n].spec = NULL;
     }
     free(r->culprit.rule);
     free(r->culprit.file);
     free(r->culprit.why);
     free(r->culprit.effect);
+    free(r->culprit.spec);
     memset(&r->culprit, 0, sizeof r->culprit);
 }
 
@@ -283,6 +334,10 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         sb_printf(sb, "first wrong at stage %d (%s)", r->first_bad, st ? st->name : "as scheduled");
     } else {
         sb_puts(sb, "no checked stage differs from the reference");
+        /* a point not checked is not a right one: no verdict on the kernel */
+        if (r->unchecked)
+            sb_printf(sb, ", but %d point%s could not be checked, so the kernel is not known to be right",
+                      r->unchecked, r->unchecked == 1 ? "" : "s");
     }
     sb_printf(sb, "; %d of %d points checked\n", r->checked, STAGE_COUNT + 1);
     if (r->failed) {
@@ -302,6 +357,10 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         sb_printf(sb, "  culprit not found: %s\n", c->why);
     if (c->found && before_text && after_text) sb_printf(sb, "    before: %s\n    after:  %s\n", before_text, after_text);
     if (c->found && c->effect) sb_printf(sb, "  after it the kernel accesses memory outside a buffer: %s\n", c->effect);
+    /* the spec the culprit's point breaks, when the stage's output (the line below) breaks another */
+    const char *end_spec = r->first_bad >= 0 ? r->points[r->first_bad].spec : NULL;
+    if (c->found && c->spec && !(end_spec && !strcmp(end_spec, c->spec)))
+        sb_printf(sb, "  after it the kernel cannot be run and breaks its spec: %s\n", c->spec);
     if (r->first_bad >= 0 && !r->failed && r->points[r->first_bad].text)
         sb_printf(sb, "  %s\n", r->points[r->first_bad].text);
     for (int n = 0; n <= STAGE_COUNT; n++) {
@@ -322,7 +381,13 @@ void bisect_format(const BisectResult *r, const char *kernel_name, const char *b
         }
         switch (pc->state) {
         case POINT_MATCHES: sb_puts(sb, "matches the reference\n"); break;
-        case POINT_DIFFERS: sb_puts(sb, "DIFFERS from the reference\n"); break;
+        case POINT_DIFFERS:
+            if (pc->spec) { /* "BREAKS its spec (RANGE closed by END)": the rule the verifier names */
+                const char *colon = strstr(pc->spec, ": ");
+                int len = colon ? (int)(colon - pc->spec) : (int)strlen(pc->spec);
+                sb_printf(sb, "BREAKS its spec (%.*s), cannot be run\n", len, pc->spec);
+            } else sb_puts(sb, "DIFFERS from the reference\n");
+            break;
         case POINT_NOT_CHECKED: sb_printf(sb, "not checked: %s\n", pc->text ? pc->text : ""); break;
         case POINT_NOT_REACHED: sb_puts(sb, "not reached: a stage before it failed\n"); break;
         case POINT_FAILED: sb_puts(sb, "FAILS (above)\n"); break;

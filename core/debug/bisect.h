@@ -7,7 +7,11 @@
  * that stage's rewrites are bisected (apply the first r, check) down to the
  * single rewrite after which the output is wrong: its rule, where the rule
  * is written, its number in the stage, and the nodes before and after.  A
- * point that cannot be run is reported as not checked, with the reason; a
+ * point that cannot be run is checked against the spec of its point
+ * (core/stages/spec_verify.h): when its graph breaks it, the kernel itself
+ * is broken there and the point is wrong, as is a point that reads or
+ * writes outside a buffer; when its graph meets it, only the executors
+ * fall short and the point is reported as not checked, with the reason.  A
  * stage that fails ends the search, and when no point before it is wrong
  * it is the verdict: the stage that breaks the kernel. */
 #ifndef UOPDB_BISECT_H
@@ -17,8 +21,9 @@
 
 typedef enum PointState {
     POINT_MATCHES,     /* ran; the output matches the reference */
-    POINT_DIFFERS,     /* ran; the output differs */
-    POINT_NOT_CHECKED, /* could not be run (why says so) */
+    POINT_DIFFERS,     /* ran and the output differs, or wrong without running to the end: it
+                        * accesses memory outside a buffer, or cannot be run and breaks its spec */
+    POINT_NOT_CHECKED, /* could not be run, its graph meeting its spec (why says so) */
     POINT_NOT_REACHED, /* a stage before it failed */
     POINT_FAILED,      /* the stage itself failed (text: its error) */
     POINT_SKIPPED      /* not needed for the verdict */
@@ -29,6 +34,8 @@ typedef struct PointCheck {
     ValidateReport rep; /* POINT_MATCHES / POINT_DIFFERS */
     char *text;         /* the validation report, or why it was not checked (malloc'd) */
     char *access;       /* wrong because its run accessed memory outside a buffer: where (malloc'd), else NULL */
+    char *spec;         /* wrong because it cannot be run and its graph breaks its spec: the
+                         * verifier's message (malloc'd), else NULL */
 } PointCheck;
 
 typedef struct BisectCulprit {
@@ -42,6 +49,8 @@ typedef struct BisectCulprit {
     char *why;                /* when not found: why (malloc'd) */
     char *effect;             /* when found and the point after it accesses memory
                                * outside a buffer: that access (malloc'd), else NULL */
+    char *spec;               /* when found and the point after it cannot be run and
+                               * breaks its spec: the verifier's message (malloc'd), else NULL */
 } BisectCulprit;
 
 typedef struct BisectResult {
@@ -50,7 +59,8 @@ typedef struct BisectResult {
                                            * before it right (its rewrites before the failure
                                            * are in pipeline_failure) */
     BisectCulprit culprit;                /* within stage first_bad (when >= 1) */
-    int checked;                          /* points that ran */
+    int checked;                          /* points judged: ran, or wrong without running */
+    int unchecked;                        /* points that could not be checked (POINT_NOT_CHECKED) */
     PointCheck points[STAGE_COUNT + 1];   /* by point 0..22 */
 } BisectResult;
 

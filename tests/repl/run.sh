@@ -818,5 +818,12 @@ if command -v python3 >/dev/null 2>&1; then
     fi
 fi
 
+# --- :bisect names a rule whose points cannot be run and break their spec ---
+run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nbad = uop.rules{ {name = "drop_end", pattern = "(END s:void (RANGE) ...)", rewrite = function(m) return m.s end} }\nk:insert(4, bad)\n:bisect\n'
+expect_has ":bisect: a point that cannot be run and breaks its spec is wrong" "bisect r_3_3_3: first wrong at stage 4 (initial symbolic);" "$out"
+expect_has ":bisect: the rule that broke the spec is the culprit" "in stage 4, rule drop_end (stdin:1): %" "$out"
+expect_has ":bisect: says which spec the point breaks" "  breaks its codegen spec: RANGE closed by END: " "$out"
+expect_eq ":bisect: a spec break is no error" "" "$err"
+
 echo "repl: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -880,7 +880,18 @@ static int k_breakpoint(lua_State *L) {
     }
     if (lua_getfield(L, 2, "op") != LUA_TNIL) {
         bp.kind = BREAK_OP, kinds++;
-        if (!op_from_name(luaL_checkstring(L, -1), &bp.op)) return luaL_error(L, "breakpoint: unknown op '%s'", luop_quote(L, lua_tostring(L, -1)));
+        const char *name = luaL_checkstring(L, -1);
+        if (!op_from_name(name, &bp.op)) {
+            /* op names are upper case: "add" names ADD */
+            char upper[32];
+            size_t n = 0;
+            for (; name[n] && n + 1 < sizeof upper; n++) upper[n] = (char)toupper((unsigned char)name[n]);
+            upper[n] = 0;
+            Op guess;
+            if (!name[n] && op_from_name(upper, &guess))
+                return luaL_error(L, "breakpoint: unknown op '%s': did you mean %s?", luop_quote(L, name), op_name(guess));
+            return luaL_error(L, "breakpoint: unknown op '%s'", luop_quote(L, name));
+        }
         snprintf(text, sizeof text, "op %s", op_name(bp.op));
     }
     if (lua_getfield(L, 2, "node") != LUA_TNIL) {

@@ -224,6 +224,7 @@ T.test("breakpoints by rule, op, node and predicate; continue across stages", fu
   k:delete(typo)
   k:delete(typo + 1)
   T.raises("unknown op 'NOPE'", function() k:breakpoint{op = "NOPE"} end)
+  T.raises("unknown op 'add': did you mean ADD?", function() k:breakpoint{op = "add"} end)
   k:delete(4)
   T.raises("no breakpoints", function() k:continue() end)
 end)

@@ -110,7 +110,7 @@ void repl_run(lua_State *L) {
         return;
     }
     output_set_interactive(tty);
-    if (tty) printf("uopdb: the UOp debugger. uop.* builds graphs; :help lists commands, :quit leaves.\n");
+    if (tty) printf("uopdb: the UOp debugger. uop.* builds graphs; :help lists commands; :quit.\n");
     for (;;) {
         char point[256], prompt[300];
         uopdb_lua_safe_point(L); /* nothing runs between two inputs: memory may be compacted */

@@ -667,6 +667,17 @@ expect_has ":diff at point 0 says there is no point before it" "point 0 is the k
 expect_has ":find of a bare op name says how to match the op" "ADD alone captures any node: (ADD) matches the op" "$err"
 expect_has ":find (ADD) finds the ADDs" "find (ADD) at point 0: 3 nodes" "$out"
 
+# --- :help and :help CMD fit an 80-column terminal ---
+helps=':help\n'
+for c in help load complete trace quit kernel stages step back goto next prev break breaks delete continue \
+         print diff rules rewrites dot llvm asm run check bisect origin find why verify report beam; do
+    helps+=":help $c\n"
+done
+run "$(printf "$helps")"
+wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')
+expect_eq ":help fits 80 columns" "" "$wide"
+expect_has ":help was shown" ":bisect            the first wrong stage" "$out"
+
 cat >"$tmp/term.py" <<'PY'
 import fcntl, os, pty, select, signal, struct, sys, termios, time
 rows, cols, steps = int(sys.argv[1]), int(sys.argv[2]), eval(sys.argv[3])

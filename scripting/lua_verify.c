@@ -72,6 +72,8 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
             StrBuf sb;
             sb_init(&sb);
             sb_printf(&sb, "%s: point %d cannot be computed: %s", pipeline_name(kp), n, err);
+            if (n == 1) sb_puts(&sb, "\n  point 0 meets its spec");
+            else if (n > 1) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
             push_text(L, "verify", sb_str(&sb));
             sb_free(&sb);
             lua_pushboolean(L, 0);
@@ -96,7 +98,8 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
             else sb_printf(&sb, "%s: the kernel as scheduled breaks the kernel spec", pipeline_name(kp));
             /* the point's line without the kernel's name, which the first line gives */
             sb_printf(&sb, "\n  %s", lua_tostring(L, -1) + strlen(pipeline_name(kp)) + 1);
-            if (n > 0) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
+            if (n == 1) sb_puts(&sb, "\n  point 0 meets its spec");
+            else if (n > 1) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
             lua_pop(L, 1);
             set_text(L, "verify", sb_str(&sb));
             sb_free(&sb);

@@ -140,6 +140,13 @@ T.test("k:verify('all') names the first stage whose output breaks the spec, and 
   T.contains(r.message, string.format("at %%%d = CAST index", r.node:id()))
   k:remove(17)
   T.eq(k:verify("all").ok, true, "with the rule removed")
+  -- a stage that fails: its point cannot be computed, and the points before it met their spec
+  k:insert(15, uop.rules{ {name = "boom", pattern = "(MUL:int32 a b)", rewrite = function() error("boom") end} })
+  r = k:verify("all")
+  T.eq(r.ok, false)
+  T.eq(r.first_bad, 15)
+  T.contains(tostring(r), "r_3_3_3: point 15 cannot be computed: stage 15 (lower index dtype): rule \"boom\"")
+  T.contains(tostring(r), "\n  points 0 to 14 meet their spec")
 end)
 
 T.test("uop.verify_stages turns the check after every stage on and off", function()

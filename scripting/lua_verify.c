@@ -4,7 +4,9 @@
  * checks any graph, and uop.verify_stages([on]) turns the check after
  * every stage on or off (UOPDB_VERIFY sets it at start).  Results are text
  * objects (kind "verify") with fields ok, spec, nodes and, when broken,
- * rule, node and message. */
+ * rule, node and message; a point inside a stage, between two of its
+ * rewrites, is checked too and said to be one (inside_stage, and whether
+ * the stage's output meets the spec: stage_end_ok). */
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +40,44 @@ static void point_label(StrBuf *sb, int n, long rewrite, SpecKind kind) {
     else sb_printf(sb, " (as scheduled, %s spec)", spec_kind_name(kind));
 }
 
+/* Point (n, rewrite) when it is a graph inside stage n, between two of its
+ * rewrites (not its input n.0, nor its end), else NULL: the stage's result. */
+static const StageResult *inside_stage(KernelPipeline *kp, int n, long rewrite) {
+    const StageResult *res = pipeline_ran(kp, n);
+    if (rewrite <= 0 || !res) return NULL;
+    return res->failed || (size_t)rewrite < res->rewrites ? res : NULL;
+}
+
+/* Says, on a line of its own, that a point inside a stage is a form the
+ * stage passes through, and whether its output meets the spec; sets inside_stage,
+ * stage_end_ok (absent for a stage that failed, which has no output) and,
+ * when the output breaks it, stage_end_message on the verdict on top. */
+static void add_inside_note(lua_State *L, StrBuf *sb, int n, long rewrite, const StageResult *res, SpecKind kind,
+                            bool ok) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "inside_stage");
+    if (res->failed && (size_t)rewrite >= res->rewrites)
+        sb_printf(sb, "\n  point %d.%ld is inside stage %d, after the last rewrite it made before it failed", n, rewrite,
+                  n);
+    else sb_printf(sb, "\n  point %d.%ld is inside stage %d, between two of its rewrites", n, rewrite, n);
+    if (!ok)
+        sb_printf(sb, ", where the graph may break the spec for a while (the users of a rewritten node are "
+                      "rebuilt with it, and rewritten only later)");
+    if (res->failed) {
+        sb_printf(sb, "; stage %d failed, so it has no output to check", n);
+        return;
+    }
+    VerifyError e;
+    bool end_ok = uop_verify(res->root, kind, &e, NULL);
+    if (end_ok) sb_printf(sb, "; the stage's output, point %d, meets the spec%s", n, ok ? " too" : "");
+    else sb_printf(sb, "; the stage's output, point %d, breaks %s: %s", n, ok ? "the spec" : "it too", e.msg);
+    lua_pushboolean(L, end_ok);
+    lua_setfield(L, -2, "stage_end_ok");
+    if (end_ok) return;
+    lua_pushstring(L, e.msg);
+    lua_setfield(L, -2, "stage_end_message");
+}
+
 /* verifies one point; pushes its verdict; false only when the point
  * cannot be computed (err says why) */
 static bool verify_one(lua_State *L, KernelPipeline *kp, int n, long rewrite, char *err, size_t errlen) {
@@ -48,17 +88,22 @@ static bool verify_one(lua_State *L, KernelPipeline *kp, int n, long rewrite, ch
     VerifyError e;
     size_t nodes = 0;
     bool ok = uop_verify(root, kind, &e, &nodes);
+    const StageResult *inside = inside_stage(kp, n, rewrite);
     StrBuf sb;
     sb_init(&sb);
     sb_printf(&sb, "%s ", pipeline_name(kp));
     point_label(&sb, n, rewrite, kind);
     if (ok) sb_printf(&sb, ": ok, %zu %s", nodes, kind == SPEC_PROGRAM ? "instructions" : "nodes");
     else sb_printf(&sb, ": breaks it: %s", e.msg);
-    push_text(L, "verify", sb_str(&sb));
-    sb_free(&sb);
+    push_text(L, "verify", "");
     set_verdict(L, ok, kind, nodes, &e);
     lua_pushinteger(L, n);
     lua_setfield(L, -2, "point");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "inside_stage");
+    if (inside) add_inside_note(L, &sb, n, rewrite, inside, kind, ok);
+    set_text(L, "verify", sb_str(&sb));
+    sb_free(&sb);
     return true;
 }
 

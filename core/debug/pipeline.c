@@ -1,6 +1,7 @@
 /* pipeline.c - one kernel stepped through the 22 stages (see pipeline.h):
  * points 0..22 computed lazily and kept, per-stage statistics and traces,
- * and the compiled kernel cached until the opts change. */
+ * the compiled kernel cached until the opts change, and where a node is,
+ * the rewrite points inside the stages included. */
 #include "pipeline.h"
 #include "breakpoints.h"
 #include "../sched/kernel_name.h"
@@ -274,6 +275,131 @@ static int points_with(KernelPipeline *kp, const UOp *node, char *runs, size_t l
     return points;
 }
 
+/* The ids of the nodes under a node, itself included, as a bitset: a
+ * source's id is smaller than its user's, so node's id bounds them. */
+typedef struct IdSet {
+    uint64_t *bits;
+    uint32_t max;
+} IdSet;
+
+static bool idset_of_graph(const UOp *node, IdSet *s) {
+    size_t n;
+    const UOp **t = uop_toposort(node, &n);
+    s->max = node->id;
+    s->bits = t ? calloc(node->id / 64 + 1, sizeof *s->bits) : NULL;
+    if (!s->bits) {
+        free((void *)t);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) s->bits[t[i]->id / 64] |= 1ull << (t[i]->id % 64);
+    free((void *)t);
+    return true;
+}
+
+static bool idset_has(const IdSet *s, const UOp *u) {
+    return u->id <= s->max && (s->bits[u->id / 64] >> (u->id % 64) & 1);
+}
+
+/* The rewrite points found to hold a node, as runs "15.3, 15.5 to 15.9"
+ * (two runs that touch are one), and the end of the first run. */
+typedef struct PointRuns {
+    char text[96];
+    size_t used;
+    long points;          /* how many points */
+    int stage;            /* the run being added to (0: none yet) */
+    size_t from, to;
+    int first_stage;      /* the end of the first run: first_stage.first_end */
+    size_t first_end;
+} PointRuns;
+
+static void runs_flush(PointRuns *pr) {
+    if (!pr->stage) return;
+    if (!pr->first_stage) pr->first_stage = pr->stage, pr->first_end = pr->to;
+    if (pr->used < sizeof pr->text) {
+        size_t left = sizeof pr->text - pr->used;
+        const char *sep = pr->used ? ", " : "";
+        int w = pr->from == pr->to ? snprintf(pr->text + pr->used, left, "%s%d.%zu", sep, pr->stage, pr->from)
+                                   : snprintf(pr->text + pr->used, left, "%s%d.%zu to %d.%zu", sep, pr->stage, pr->from,
+                                              pr->stage, pr->to);
+        pr->used += w > 0 ? (size_t)w : 0;
+    }
+    pr->stage = 0;
+}
+
+static void runs_add(PointRuns *pr, int n, size_t from, size_t to) {
+    pr->points += (long)(to - from + 1);
+    if (pr->stage == n && from == pr->to + 1) {
+        pr->to = to;
+        return;
+    }
+    runs_flush(pr);
+    pr->stage = n, pr->from = from, pr->to = to;
+}
+
+/* 1 when node is in the graph at rewrite point n.r, 0 when not, -1 with err */
+static int point_has(KernelPipeline *kp, int n, size_t r, const UOp *node, char *err, size_t errlen) {
+    if (uopdb_interrupted()) {
+        snprintf(err, errlen, "interrupted");
+        return -1;
+    }
+    const UOp *root = pipeline_rewrite_point(kp, n, r, err, errlen);
+    int has = root ? uop_graph_has(root, node) : -1;
+    if (root && has < 0) snprintf(err, errlen, "out of memory");
+    return has;
+}
+
+/* Adds to pr the rewrite points inside stage n (after its first rewrite,
+ * before its end) that hold node, which its input (point n.0) lacks.
+ * Between two rewrites of a pass the graph changes only around the node
+ * rewritten: rewrite j puts (the result of) after_j in place of before_j
+ * and rebuilds the users of before_j up to the root.  So the node can leave
+ * the graph at rewrite j only when before_j is under it (it is rebuilt) or
+ * it is under before_j (it may lose its last user), which the trace tells.
+ * Between two such rewrites it can come in but not leave: one run of the
+ * stage to the last point before the next such rewrite says whether it is
+ * there, and when it is, a bisection of those points says since when.
+ * False with err when a point cannot be computed or memory runs out. */
+static bool points_inside(KernelPipeline *kp, int n, const UOp *node, const IdSet *under, PointRuns *pr, char *err,
+                          size_t errlen) {
+    const StageResult *res = pipeline_ran(kp, n);
+    if (!res) return true;
+    size_t total = res->trace.nrewrites;
+    size_t lo = 0; /* the first point of the current stretch */
+    for (size_t j = 1; j <= total + 1; j++) {
+        if (j <= total) {
+            const UOp *before = res->trace.rewrites[j - 1].before;
+            int goes = idset_has(under, before) ? 1 : uop_graph_has(before, node);
+            if (goes < 0) {
+                snprintf(err, errlen, "out of memory");
+                return false;
+            }
+            if (!goes) continue;
+        }
+        /* points lo..j-1: the node can come in there but not leave; the
+         * end of a stage that finished lacks it, so the last stretch of
+         * such a stage does too */
+        size_t hi = j - 1;
+        bool stage_end = j == total + 1 && res->done;
+        if (hi >= 1 && !stage_end) {
+            int has = point_has(kp, n, hi, node, err, errlen);
+            if (has < 0) return false;
+            if (has) {
+                size_t l = lo ? lo : 1, h = hi;
+                while (l < h) {
+                    size_t m = l + (h - l) / 2;
+                    int there = point_has(kp, n, m, node, err, errlen);
+                    if (there < 0) return false;
+                    if (there) h = m;
+                    else l = m + 1;
+                }
+                runs_add(pr, n, l, hi);
+            }
+        }
+        lo = j;
+    }
+    return true;
+}
+
 int pipeline_where_is(KernelPipeline *kp, const UOp *node, char *out, size_t len) {
     char runs[96];
     int n = points_with(kp, node, runs, sizeof runs);
@@ -282,7 +408,25 @@ int pipeline_where_is(KernelPipeline *kp, const UOp *node, char *out, size_t len
         snprintf(out, len, "it is in the graph at point%s %s", n > 1 ? "s" : "", runs);
         return n;
     }
-    /* made by a rewrite and gone before its stage ended */
+    /* only inside stages, between two of their rewrites */
+    IdSet under;
+    if (!idset_of_graph(node, &under)) { snprintf(out, len, "out of memory"); return -1; }
+    PointRuns pr = {.used = 0};
+    char err[256] = "";
+    bool ok = true;
+    for (int s = 1; s <= STAGE_COUNT && ok; s++) ok = points_inside(kp, s, node, &under, &pr, err, sizeof err);
+    free(under.bits);
+    if (!ok) {
+        snprintf(out, len, "it is at none of points 0 to %d; looking inside the stages: %s", STAGE_COUNT, err);
+        return strcmp(err, "out of memory") ? 0 : -1;
+    }
+    runs_flush(&pr);
+    if (pr.points) {
+        snprintf(out, len, "it is at point%s %s: :goto %d.%zu", pr.points > 1 ? "s" : "", pr.text, pr.first_stage,
+                 pr.first_end);
+        return 0;
+    }
+    /* made by a rewrite and rewritten again before the point after it */
     for (int s = 1; s <= STAGE_COUNT; s++) {
         const StageResult *res = pipeline_ran(kp, s);
         for (size_t i = 0; res && i < res->trace.nrewrites; i++) {

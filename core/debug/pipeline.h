@@ -75,9 +75,11 @@ bool pipeline_seek(KernelPipeline *kp, int n, char *err, size_t errlen);
 const UOp *pipeline_root(KernelPipeline *kp, int n, char *err, size_t errlen);
 /* Where the node is, for a message about one that is not where it was
  * looked for: "it is in the graph at points 0 to 6, 9" (the stages run as
- * needed, up to one that fails), else the rewrite that made it, else that
- * it is at no point.  Returns how many of points 0..22 have it, -1 when out
- * of memory. */
+ * needed, up to one that fails), else the rewrite points inside stages that
+ * hold it, "it is at points 15.1 to 15.7: :goto 15.7" (the end of the first
+ * run), else the rewrite that made it, else that it is at no point.
+ * Returns how many of points 0..22 have it (0 for rewrite points only), -1
+ * when out of memory. */
 int pipeline_where_is(KernelPipeline *kp, const UOp *node, char *out, size_t len);
 /* Result of stage n (1..22); NULL if it has not run. */
 const StageResult *pipeline_result(const KernelPipeline *kp, int n);

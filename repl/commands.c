@@ -179,11 +179,13 @@ static const CommandInfo commands[] = {
      "k:print()"},
     {"diff", NULL, ARGS_STAGES, ":diff | :diff B | :diff A B",
      "What changed: without arguments the current point against the point before\n"
-     "it; with B, stage B against the stage before it; with A and B, stage A\n"
-     "against stage B.  Nodes keep their ids, so only what changed differs.",
+     "it; with B, stage B against the stage before it; with A and B, point A\n"
+     "against point B, each a stage or a rewrite point N.R.  Nodes keep their\n"
+     "ids, so only what changed differs.",
      ":diff          -- what the current stage (or rewrite) changed\n"
      ":diff 15       -- stage 14 vs stage 15\n"
-     ":diff 4 16     -- stage 4 vs stage 16",
+     ":diff 4 16     -- stage 4 vs stage 16\n"
+     ":diff 15.3 15.7  -- what rewrites 4 to 7 of stage 15 changed",
      "return k:diff(%s)"},
     {"rules", NULL, ARGS_STAGE, ":rules | :rules N",
      "Which rules fired in stage N (default: the current stage), how often, and\n"
@@ -392,7 +394,8 @@ static char *trim(char *s) {
 }
 
 /* true if s is empty or up to max integers */
-static bool int_args(const char *s, int max) {
+/* At most max integers; with points, N.R (a rewrite point) is one too. */
+static bool int_args(const char *s, int max, bool points) {
     int n = 0;
     while (*s) {
         while (*s == ' ' || *s == '\t') s++;
@@ -400,6 +403,8 @@ static bool int_args(const char *s, int max) {
         if (*s == '-') s++;
         if (!isdigit((unsigned char)*s)) return false;
         while (isdigit((unsigned char)*s)) s++;
+        if (points && *s == '.' && isdigit((unsigned char)s[1]))
+            for (s++; isdigit((unsigned char)*s); s++) {}
         if (*s && *s != ' ' && *s != '\t') return false;
         n++;
     }
@@ -447,26 +452,27 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         } else {
             sb_puts(&args, "nil");
         }
-    } else if (!int_args(rest, nargs)) {
+    } else if (!int_args(rest, nargs, cmd->args == ARGS_STAGES)) {
         fprintf(stderr, ":%s takes %s\n", name,
                 nargs == 0                         ? "no arguments"
                 : cmd->args == ARGS_STAGE_OR_ALL   ? "one stage number or all"
                 : cmd->args == ARGS_NUMBER         ? "one number"
                 : nargs == 1                       ? "one stage number"
-                                                   : "two stage numbers");
+                                                   : "two points (stage numbers, or N.R after rewrite R)");
         sb_free(&args);
         return true;
     } else {
-        /* "14 15" -> "14, 15" */
-        bool in_num = false;
-        for (const char *p = rest; *p; p++) {
+        /* "14 15" -> "14, 15"; a rewrite point as a string: "15.3 15.4" -> "'15.3', '15.4'" */
+        for (const char *p = rest; *p;) {
             if (*p == ' ' || *p == '\t') {
-                in_num = false;
+                p++;
                 continue;
             }
-            if (!in_num && sb_str(&args)[0]) sb_puts(&args, ", ");
-            sb_putc(&args, *p);
-            in_num = true;
+            size_t len = strcspn(p, " \t");
+            bool dotted = memchr(p, '.', len) != NULL;
+            if (sb_str(&args)[0]) sb_puts(&args, ", ");
+            sb_printf(&args, dotted ? "'%.*s'" : "%.*s", (int)len, p);
+            p += len;
         }
     }
     StrBuf call;

@@ -72,8 +72,21 @@ static Point current_point(const KernelPipeline *kp) {
 }
 
 /* argument idx as a point: nil is the current one, an integer a whole stage */
+/* a point argument: a stage number, or "N.R" for the point after rewrite R
+ * of stage N */
 static Point point_arg(lua_State *L, int idx, KernelPipeline *kp) {
     if (lua_isnoneornil(L, idx)) return current_point(kp);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, idx);
+        int stage, used = 0;
+        long rewrite;
+        if (sscanf(s, "%d.%ld%n", &stage, &rewrite, &used) != 2 || s[used] || stage < 0 || rewrite < 0)
+            luaL_error(L, "point '%s': a stage number or N.R (after rewrite R of stage N), e.g. \"15.3\"",
+                       luop_quote(L, s));
+        if (stage > STAGE_COUNT)
+            luaL_error(L, "no stage %d: stages are 0 (the kernel as scheduled) to %d", stage, STAGE_COUNT);
+        return (Point){stage, rewrite};
+    }
     return (Point){stage_arg(L, idx, kp), -1};
 }
 
@@ -82,6 +95,13 @@ static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
     char err[1024];
     const UOp *r = pipeline_rewrite_point(kp, p.stage, (size_t)p.rewrite, err, sizeof err);
     if (!r) luaL_error(L, "%s", err);
+    /* a point past the stage's rewrites is not its end: said as k:seek says it */
+    const StageResult *res = pipeline_ran(kp, p.stage);
+    if (res && (size_t)p.rewrite > res->rewrites) {
+        snprintf(err, sizeof err, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", p.stage,
+                 res->rewrites, res->rewrites == 1 ? "" : "s", p.stage, p.stage, res->rewrites);
+        luaL_error(L, "%s", err);
+    }
     return r;
 }
 

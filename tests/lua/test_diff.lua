@@ -109,3 +109,23 @@ T.test("diff of stage 14 and 15: the index nodes lowered to int32, nothing else"
     if l:match("^%+%%") then T.ok(l:find(" int32 ", 1, true), "added: " .. l) end
   end
 end)
+
+T.test("k:diff takes rewrite points as \"N.R\": what a run of rewrites changed", function()
+  local A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")
+  local k = uop.compile(A:matmul(A)):kernel(1)
+  -- one rewrite: the same as standing after it and diffing with the point before
+  local one = k:diff_text("15.6", "15.7")
+  k:seek(15, 7)
+  T.eq(one, k:diff_text(), "15.6 against 15.7")
+  -- several: the diff of the graphs at the two points, labelled by them
+  local many = k:diff_text("15.3", "15.7")
+  T.contains(many, "--- stage 15.3\n+++ stage 15.7")
+  T.ok(many ~= one, "rewrites 4 to 7 change more than rewrite 7")
+  -- a stage against a rewrite point, and the end of a stage as its last rewrite point
+  local last = #k:rewrites(15, {quiet = true})
+  T.contains(k:diff_text(15, "15." .. last), "the two points are the same graph")
+  T.raises("stage 15 made " .. last .. " rewrites: rewrite points are 15.0 to 15." .. last,
+           function() k:diff("15.999", 15) end)
+  T.raises("point 'a.b': a stage number or N.R", function() k:diff("a.b") end)
+  T.raises("no stage 23:", function() k:diff("23.1") end)
+end)

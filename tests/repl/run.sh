@@ -429,7 +429,7 @@ expect_has ":print lists the IR at the current stage" "at stage 15 (lower index 
 expect_has ":stages marks the current stage" "> 15  lower index dtype" "$out"
 expect_has ":run validates" "4 elements match the reference" "$out"
 expect_has ":goto out of range" "no stage 99" "$err"
-expect_has ":diff with a bad argument" ":diff takes two stage numbers" "$err"
+expect_has ":diff with a bad argument" ":diff takes two points (stage numbers, or N.R after rewrite R)" "$err"
 expect_has "session survives kernel errors" "alive" "$out"
 
 run $'A = Tensor.new({1, 2}, "float32")\np = uop.compile(A + 1)\n:dot\n:dot '"$tmp"$'/k.dot\n'
@@ -666,6 +666,11 @@ expect_has ":quit with an argument: the session goes on" "after" "$out"
 expect_has ":diff at point 0 says there is no point before it" "point 0 is the kernel as scheduled: no point comes before it" "$out"
 expect_has ":find of a bare op name says how to match the op" "ADD alone captures any node: (ADD) matches the op" "$err"
 expect_has ":find (ADD) finds the ADDs" "find (ADD) at point 0: 3 nodes" "$out"
+
+# --- :diff between rewrite points ---
+run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:diff 15.3 15.7\n:diff 15.x\n'
+expect_has ":diff N.R N.R diffs the rewrite points" $'--- stage 15.3\n+++ stage 15.7' "$out"
+expect_has ":diff with a bad point names the forms" ":diff takes two points (stage numbers, or N.R after rewrite R)" "$err"
 
 # --- :help and :help CMD fit an 80-column terminal ---
 helps=':help\n'

@@ -388,8 +388,8 @@ static int k_stages(lua_State *L) {
     sb_printf(&sb, "stages of %s", pipeline_name(kp));
     if (after && strcmp(after, pipeline_name(kp))) sb_printf(&sb, " (%s with its opts)", after);
     sb_printf(&sb, "\n");
-    sb_printf(&sb, "  %2s  %-20s %-12s %6s %6s %8s %8s  %-7s %s\n", "#", "name", "phase", "before", "after", "rewrites",
-              "ms", "changed", "status");
+    sb_printf(&sb, "  %2s  %-20s %6s %6s %8s %8s  %-7s %s\n", "#", "name", "before", "after", "rewrites", "ms",
+              "changed", "status");
     lua_createtable(L, STAGE_COUNT, 0);
     StrBuf inserted;   /* the lines naming the rules k:insert put into stages */
     sb_init(&inserted);
@@ -397,7 +397,7 @@ static int k_stages(lua_State *L) {
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const Stage *st = stage_get(n);
         const StageResult *r = pipeline_result(kp, n), *f = pipeline_failure(kp, n);
-        sb_printf(&sb, "%s %2d  %-20s %-12s ", n == pos ? ">" : " ", n, st->name, st->phase);
+        sb_printf(&sb, "%s %2d  %-20s ", n == pos ? ">" : " ", n, st->name);
         if (r) {
             total += r->ms;
             sb_printf(&sb, "%6zu %6zu %8zu %8.3f  %-7s %s", r->nodes_before, r->nodes_after, r->rewrites, r->ms,
@@ -457,13 +457,22 @@ static int k_stages(lua_State *L) {
         lua_rawseti(L, -2, n);
     }
     sb_printf(&sb, "  total %.3f ms\n", total);
-    /* the notes below the table, wrapped, so the table fits 100 columns */
+    /* the phases, one line under the table rather than a column, so a row fits 80 columns */
+    sb_puts(&sb, "  phases:");
+    for (int n = 1; n <= STAGE_COUNT;) {
+        int last = n;
+        while (last < STAGE_COUNT && !strcmp(stage_get(last + 1)->phase, stage_get(n)->phase)) last++;
+        sb_printf(&sb, "%s %s %d-%d", n > 1 ? "," : "", stage_get(n)->phase, n, last);
+        n = last + 1;
+    }
+    sb_putc(&sb, '\n');
+    /* the notes below the table, wrapped to 80 columns */
     for (int n = 1; n <= STAGE_COUNT; n++) {
         const Stage *st = stage_get(n);
         if (st->status == STAGE_WRITTEN || !st->note) continue;
         char line[512];
         snprintf(line, sizeof line, "  * %d %s: %s", n, stage_status_name(st->status), st->note);
-        wrap_line(&sb, line, 100, "      ");
+        wrap_line(&sb, line, 80, "      ");
     }
     /* the stages that do not run as written: rules put in by k:insert */
     if (inserted.len) sb_puts(&sb, sb_str(&inserted));

@@ -149,7 +149,7 @@ T.test("a stage that fails can be stepped into up to its failure, and asked why"
   local row = k:stages()[15]
   T.contains(row.failed, "rewrite loop")
   T.eq(row.rewrites, #rw)
-  T.ok(tostring(k:stages()):find("lower index dtype +devectorizer +%- +%- +" .. #rw .. " +%- +FAILED"), tostring(k:stages()))
+  T.ok(tostring(k:stages()):find("lower index dtype +%- +%- +" .. #rw .. " +%- +FAILED"), tostring(k:stages()))
   -- bisect names the stage that fails, right after a right one
   local stage, culprit, reports = k:bisect{quiet = true}
   T.eq(stage, 15)

@@ -672,6 +672,12 @@ run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.comp
 expect_has ":diff N.R N.R diffs the rewrite points" $'--- stage 15.3\n+++ stage 15.7' "$out"
 expect_has ":diff with a bad point names the forms" ":diff takes two points (stage numbers, or N.R after rewrite R)" "$err"
 
+# --- the stage table fits 80 columns, its phases on a line under it ---
+run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:stages\n'
+wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')
+expect_eq ":stages fits 80 columns" "" "$wide"
+expect_has ":stages names the phases" "phases: rangeify 1-7, expander 8-10, devectorizer 11-15, linearizer 16-22" "$out"
+
 # --- :help and :help CMD fit an 80-column terminal ---
 helps=':help\n'
 for c in help load complete trace quit kernel stages step back goto next prev break breaks delete continue \

@@ -544,12 +544,13 @@ static int k_rules(lua_State *L) {
     const Stage *st = stage_get(n);
     char runs[256];
     /* the sets k:insert put into the stage, where they run: "A (inserted) + own sets + B (inserted)" */
-    sb_printf(&sb, "stage %d (%s) runs ", n, st->name);
+    /* the counts first, so a narrow terminal that cuts the line keeps them */
+    sb_printf(&sb, "stage %d (%s): %zu rewrite%s by %d rule%s\n  it runs ", n, st->name, t->nrewrites,
+              t->nrewrites == 1 ? "" : "s", nnames, nnames == 1 ? "" : "s");
     put_inserted(&sb, kp, n, true);
     sb_printf(&sb, "%s", stage_runs_for(st, pipeline_options(kp).native_transcendentals, runs, sizeof runs));
     put_inserted(&sb, kp, n, false);
-    sb_printf(&sb, ": %zu rewrite%s by %d rule%s\n", t->nrewrites, t->nrewrites == 1 ? "" : "s", nnames,
-              nnames == 1 ? "" : "s");
+    sb_putc(&sb, '\n');
     for (int i = 1; i <= nnames; i++) {
         lua_rawgeti(L, order, i);
         const char *name = lua_tostring(L, -1);

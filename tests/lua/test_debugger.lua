@@ -71,8 +71,9 @@ T.test("inserted rules appear in k:rules and k:rewrites under their names with t
   local fired = k:rules(4)
   T.eq(fired.never_fires, 0)
   T.ok(fired.mul_to_add >= 1)
-  T.contains(tostring(fired), "stage 4 (initial symbolic) runs idle (inserted) + ")
-  T.contains(tostring(fired), " + rules (inserted): ")
+  T.contains(tostring(fired), "stage 4 (initial symbolic): ")
+  T.contains(tostring(fired), "\n  it runs idle (inserted) + ")
+  T.contains(tostring(fired), " + rules (inserted)\n")
   T.ok(tostring(fired):find("\n +0  never_fires +tests/lua/test_debugger.lua:%d+   inserted, never fired %(:why never_fires ID says why%)\n"),
        tostring(fired))
   T.raises("insert: rules go into stages 1 to 22", function() k:insert(0, mul_to_add()) end)

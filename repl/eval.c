@@ -174,6 +174,28 @@ static void drop_location(lua_State *L, const char *chunkname) {
     lua_replace(L, -2);
 }
 
+/* and their tracebacks leave out the frames of that code, which the user
+ * did not write: "\t:command:3: in main chunk" */
+static void drop_frames(lua_State *L, const char *chunkname) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PENDING_TRACE_KEY) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        return;
+    }
+    const char *trace = lua_tostring(L, -1), *name = chunkname[0] == '=' ? chunkname + 1 : chunkname;
+    size_t n = strlen(name);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (const char *p = trace; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+        if (!(p[0] == '\t' && strncmp(p + 1, name, n) == 0 && p[1 + n] == ':')) luaL_addlstring(&b, p, len);
+        p += len;
+    }
+    luaL_pushresult(&b);
+    lua_setfield(L, LUA_REGISTRYINDEX, PENDING_TRACE_KEY);
+    lua_pop(L, 1);
+}
+
 int eval_command(lua_State *L, const char *code, const char *chunkname) {
     int base = lua_gettop(L);
     int status = luaL_loadbuffer(L, code, strlen(code), chunkname);
@@ -189,6 +211,7 @@ int eval_command(lua_State *L, const char *code, const char *chunkname) {
     } else {
         if (before.len) output_emit(before.data, before.len);
         drop_location(L, chunkname);
+        drop_frames(L, chunkname);
         eval_report(L, status);
     }
     sb_free(&before);

@@ -672,6 +672,11 @@ run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.comp
 expect_has ":diff N.R N.R diffs the rewrite points" $'--- stage 15.3\n+++ stage 15.7' "$out"
 expect_has ":diff with a bad point names the forms" ":diff takes two points (stage numbers, or N.R after rewrite R)" "$err"
 
+# --- :trace of a command's error shows the frames of the call, not of the command's own code ---
+run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:goto 99\n:trace\n'
+expect_has ":trace after a command: the traceback" $'stack traceback:\n\t[C]: in method \'seek\'' "$out$err"
+if [[ "$out$err" == *":command:"* ]]; then bad ":trace shows the command's own code" "$out$err"; else ok; fi
+
 # --- the stage table fits 80 columns, its phases on a line under it ---
 run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:stages\n'
 wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')

@@ -71,9 +71,8 @@ static Point current_point(const KernelPipeline *kp) {
     return (Point){pipeline_position(kp), pipeline_rewrite_position(kp)};
 }
 
-/* argument idx as a point: nil is the current one, an integer a whole stage */
-/* a point argument: a stage number, or "N.R" for the point after rewrite R
- * of stage N */
+/* argument idx as a point: nil is the current one, an integer a whole
+ * stage, a string "N.R" the point after rewrite R of stage N */
 static Point point_arg(lua_State *L, int idx, KernelPipeline *kp) {
     if (lua_isnoneornil(L, idx)) return current_point(kp);
     if (lua_type(L, idx) == LUA_TSTRING) {
@@ -757,12 +756,18 @@ static int k_opts(lua_State *L) {
         sb_free(&sb);
         return 2;
     }
-    KernelOpt opts[32], before[32];
+    KernelOpt opts[32];
     int n = parse_opts(L, 2, opts);
     const KernelOpt *cur;
     int nbefore = pipeline_opts(kp, &cur);
-    memcpy(before, cur, (size_t)nbefore * sizeof *before);
+    KernelOpt *before = malloc((size_t)(nbefore ? nbefore : 1) * sizeof *before);
     char *why_before = pipeline_opts_why(kp) ? strdup(pipeline_opts_why(kp)) : NULL;
+    if (!before || (pipeline_opts_why(kp) && !why_before)) {
+        free(before);
+        free(why_before);
+        return luaL_error(L, "out of memory");
+    }
+    memcpy(before, cur, (size_t)nbefore * sizeof *before);
     pipeline_set_opts(kp, opts, n);
     /* checked now, by running stage 7, rather than at the next :goto or
      * :run; refused opts leave the kernel with the opts it had */
@@ -772,6 +777,7 @@ static int k_opts(lua_State *L) {
         pipeline_set_opts(kp, before, nbefore);
         pipeline_set_opts_why(kp, why_before);
     }
+    free(before);
     free(why_before);
     if (refused) return luaL_error(L, "opts refused, the kernel keeps its opts: %s", err);
     return 0;

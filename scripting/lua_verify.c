@@ -107,6 +107,12 @@ static bool verify_one(lua_State *L, KernelPipeline *kp, int n, long rewrite, ch
     return true;
 }
 
+/* the line under a verdict of verify_all at point n: the points before it passed */
+static void put_points_before(StrBuf *sb, int n) {
+    if (n == 1) sb_puts(sb, "\n  point 0 meets its spec");
+    else if (n > 1) sb_printf(sb, "\n  points 0 to %d meet their spec", n - 1);
+}
+
 /* k:verify("all"): every point in order; the verdict of the first that
  * breaks its spec (or cannot be computed), or one line saying all pass */
 static int verify_all(lua_State *L, KernelPipeline *kp) {
@@ -117,8 +123,7 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
             StrBuf sb;
             sb_init(&sb);
             sb_printf(&sb, "%s: point %d cannot be computed: %s", pipeline_name(kp), n, err);
-            if (n == 1) sb_puts(&sb, "\n  point 0 meets its spec");
-            else if (n > 1) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
+            put_points_before(&sb, n);
             push_text(L, "verify", sb_str(&sb));
             sb_free(&sb);
             lua_pushboolean(L, 0);
@@ -143,8 +148,7 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
             else sb_printf(&sb, "%s: the kernel as scheduled breaks the kernel spec", pipeline_name(kp));
             /* the point's line without the kernel's name, which the first line gives */
             sb_printf(&sb, "\n  %s", lua_tostring(L, -1) + strlen(pipeline_name(kp)) + 1);
-            if (n == 1) sb_puts(&sb, "\n  point 0 meets its spec");
-            else if (n > 1) sb_printf(&sb, "\n  points 0 to %d meet their spec", n - 1);
+            put_points_before(&sb, n);
             lua_pop(L, 1);
             set_text(L, "verify", sb_str(&sb));
             sb_free(&sb);

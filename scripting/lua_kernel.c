@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lua_compile.h"
+#include "progress_line.h"
 #include "../core/debug/rule_why.h"
 #include "uopdb_lua.h"
 #include "../core/debug/breakpoints.h"
@@ -1280,21 +1281,15 @@ static void push_culprit(lua_State *L, const BisectCulprit *c) {
  * called as fn(what, checked) before each check (an error in it stops the
  * bisect with that error); without one, on a terminal, a bisect running
  * longer than a second shows one line on stderr, rewritten in place, that
- * says what it checks (Ctrl-C stops it). */
+ * says what it checks, from the first second even when that one check
+ * takes long (Ctrl-C stops it). */
 typedef struct BisectShow {
     lua_State *L;
-    int fn;              /* stack index of the Lua function, 0: none */
-    const char *name;    /* the kernel's */
-    double start_s;
-    bool shown;          /* a terminal line was written */
-    bool failed;         /* the Lua function raised; its message is on the stack */
+    int fn;                 /* stack index of the Lua function, 0: none */
+    const char *name;       /* the kernel's */
+    ProgressTicker *line;   /* the terminal's line, NULL: none */
+    bool failed;            /* the Lua function raised; its message is on the stack */
 } BisectShow;
-
-static double monotonic_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static bool bisect_progress(void *ud, const char *what, int checked) {
     BisectShow *b = ud;
@@ -1308,12 +1303,9 @@ static bool bisect_progress(void *ud, const char *what, int checked) {
         }
         return true;
     }
-    double t = monotonic_s() - b->start_s;
-    if (t >= 1.0) {
-        fprintf(stderr, "\rbisect %s: checking %s (%d checked, %.0f s; Ctrl-C stops)\033[K", b->name, what, checked, t);
-        fflush(stderr);
-        b->shown = true;
-    }
+    char text[256];
+    snprintf(text, sizeof text, "bisect %s: checking %s, %d checked", b->name, what, checked);
+    progress_ticker_set(b->line, text);
     return true;
 }
 
@@ -1331,7 +1323,7 @@ static int k_bisect(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", "progress", "executor", NULL});
     CheckExecutor how = opt_executor(L, 2, "bisect");
-    BisectShow show = {L, 0, pipeline_name(kp), monotonic_s(), false, false};
+    BisectShow show = {L, 0, pipeline_name(kp), NULL, false};
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "progress");
         if (lua_isfunction(L, -1)) show.fn = lua_gettop(L);
@@ -1339,15 +1331,12 @@ static int k_bisect(lua_State *L) {
         else lua_pop(L, 1);
     }
     BisectProgress progress = {bisect_progress, &show};
-    bool on_terminal = isatty(STDERR_FILENO);
+    if (!show.fn) show.line = progress_ticker_start(1.0);
     BisectResult r;
     char err[1024];
     bool ok = dbg_bisect(p->s, p->kps, kernel_index(L, 1), luop_buffer_lookup, L, 1e-5, 1e-4, opt_bool(L, 2, "all"),
-                         how, show.fn || on_terminal ? &progress : NULL, &r, err, sizeof err);
-    if (show.shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
+                         how, show.fn || show.line ? &progress : NULL, &r, err, sizeof err);
+    progress_ticker_stop(show.line);
     if (show.failed) return luaL_error(L, "bisect: progress: %s", lua_tostring(L, -1));
     if (!ok) return luaL_error(L, "bisect: %s", err);
     if (r.first_bad >= 0) lua_pushinteger(L, r.first_bad);

@@ -23,4 +23,16 @@ void progress_line_print(ProgressLine *pl, const char *fmt, ...) __attribute__((
 /* wipes the line from a terminal */
 void progress_line_end(ProgressLine *pl);
 
+/* A progress line kept up by a thread of its own, for work whose single
+ * steps can each take long (one check of a large kernel in a bisect):
+ * once the work has run delay_s seconds, the line shows the text last set
+ * and the seconds so far, refreshed until the ticker stops.  Only on a
+ * terminal: start returns NULL otherwise (and when no thread can start),
+ * and the other calls take NULL. */
+typedef struct ProgressTicker ProgressTicker;
+ProgressTicker *progress_ticker_start(double delay_s);
+void progress_ticker_set(ProgressTicker *t, const char *text);
+/* stops the thread, wipes the line, frees the ticker */
+void progress_ticker_stop(ProgressTicker *t);
+
 #endif

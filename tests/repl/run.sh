@@ -843,6 +843,13 @@ if command -v python3 >/dev/null 2>&1; then
         expect_has "terminal: Ctrl-C leaves less" $'print("after Ctrl-C")\nafter Ctrl-C\n' "$out"
         expect_has "terminal: less: clean exit" "exit=0" "$out"
     fi
+
+    # a bisect whose first check alone runs past a second shows its line while that check runs
+    out=$(python3 "$tmp/term.py" 24 100 '[(b"Tensor.manual_seed(1); A = Tensor.rand(256, 256)\r", b"> "),
+        (b"k = uop.compile(A:matmul(A), {opts = \"none\"}):kernel(1)\r", b"@0> "),
+        (b"k:bisect{executor = \"interpreter\"}\r", b"@0> ")]' "$UOPDB" 2>&1)
+    expect_has "terminal: a long single check of a bisect shows the progress line" \
+        "bisect r_256_256_256: checking stage 22, 0 checked (1 s; Ctrl-C stops)" "$out"
 fi
 
 # --- :bisect names a rule whose points cannot be run and break their spec ---

@@ -1,6 +1,7 @@
 /* progress_line.c - see progress_line.h. */
 #include "progress_line.h"
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,13 @@ ProgressTicker *progress_ticker_start(double delay_s) {
     t->delay_s = delay_s;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);
-    if (pthread_create(&t->thread, NULL, ticker_run, t) != 0) {
+    /* the thread starts with every signal blocked, so Ctrl-C goes to the work */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int failed = pthread_create(&t->thread, NULL, ticker_run, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (failed) {
         pthread_cond_destroy(&t->wake);
         pthread_mutex_destroy(&t->lock);
         free(t);

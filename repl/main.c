@@ -24,7 +24,7 @@ static void usage(FILE *f, const char *prog) {
             "usage: %s [options] [script [args]]\n"
             "  -e CODE     run CODE (may be repeated)\n"
             "  -i          enter the REPL after running the script or -e code\n"
-            "  -v, --verbose  report errors with their stack traceback (else :trace shows it)\n"
+            "  -v, --verbose  report errors with their stack traceback (else :trace does)\n"
             "  --color=WHEN   colour output: auto (on a terminal, unless NO_COLOR is set),\n"
             "                 always or never\n"
             "  --no-pager  never send long output through $PAGER (default less -R)\n"

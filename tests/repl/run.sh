@@ -692,6 +692,8 @@ done
 run "$(printf "$helps")"
 wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')
 expect_eq ":help fits 80 columns" "" "$wide"
+wide=$("$UOPDB" --help 2>&1 | awk 'length($0) > 79')
+expect_eq "--help fits 80 columns" "" "$wide"
 expect_has ":help was shown" ":bisect            the first wrong stage" "$out"
 
 cat >"$tmp/term.py" <<'PY'

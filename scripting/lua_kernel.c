@@ -592,7 +592,8 @@ static int k_rules(lua_State *L) {
 
 /* k:rewrites([n [, {quiet=}]]): every rewrite stage n made, in order:
  * the rule, where it is written, and the node before and after; printed as
- * one line each with the nodes rendered, returned as a list */
+ * a line each, with the nodes rendered on a line under it (so a line fits
+ * 80 columns), returned as a list */
 static int k_rewrites(lua_State *L) {
     KernelPipeline *kp;
     int n;
@@ -605,18 +606,21 @@ static int k_rewrites(lua_State *L) {
     lua_createtable(L, (int)t->nrewrites, 0);
     for (size_t i = 0; i < t->nrewrites; i++) {
         const TraceRewrite *w = &t->rewrites[i];
-        sb_printf(&sb, "  %4zu  %-28s %%%u -> %%%u", i + 1, w->rule, w->before->id, w->after->id);
+        sb_printf(&sb, "  %4zu  %-22s %%%u -> %%%u   (%s:%d)\n", i + 1, w->rule, w->before->id, w->after->id,
+                  w->file ? w->file : "?", w->line);
         /* small value expressions read better rendered */
         if (!dt_is_ptr(w->before->dtype) && w->before->dtype != DT_VOID && uop_graph_size(w->before) <= 12 &&
             uop_graph_size(w->after) <= 12) {
             sb_clear(&e);
             uop_render_expr(&e, w->before);
-            sb_printf(&sb, "   %s", sb_str(&e));
+            size_t before_len = e.len;
+            sb_printf(&sb, "        %s", sb_str(&e));
             sb_clear(&e);
             uop_render_expr(&e, w->after);
-            sb_printf(&sb, "  ->  %s", sb_str(&e));
+            /* on one line when the two fit 80 columns, else after under before */
+            if (8 + before_len + 6 + e.len <= 80) sb_printf(&sb, "  ->  %s\n", sb_str(&e));
+            else sb_printf(&sb, "\n    ->  %s\n", sb_str(&e));
         }
-        sb_printf(&sb, "   (%s:%d)\n", w->file ? w->file : "?", w->line);
         luop_push_rewrite(L, w);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }

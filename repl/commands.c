@@ -222,24 +222,27 @@ static const CommandInfo commands[] = {
      ":bisect.",
      ":run",
      "local _, rep = k:program():run{validate = true}; return rep"},
-    {"check", NULL, ARGS_STAGE, ":check | :check N",
+    {"check", NULL, ARGS_STAGE, ":check | :check N | :check N.R",
      "Runs the kernel as it is at stage N (default: the current stage) on real\n"
      "data and compares its output with the reference. A large kernel runs\n"
      "compiled with bounds checks; k:check(N, {executor = \"interpreter\"})\n"
      "interprets it instead. The report's executor and work fields say which\n"
      "ran and how many node evaluations the run was estimated at.",
      ":check 4\n"
+     ":check 15.7     -- right after rewrite 7 of stage 15\n"
      ":check 22",
      "return k:check(%s)"},
-    {"verify", NULL, ARGS_STAGE_OR_ALL, ":verify | :verify N | :verify all",
+    {"verify", NULL, ARGS_STAGE_OR_ALL, ":verify | :verify N | :verify N.R | :verify all",
      "Checks the kernel at point N (default: the current point) against the spec\n"
      "of that point, tinygrad's checks of what each op's sources and dtypes may\n"
      "be: the kernel spec at 0, the codegen spec between the stages (no index\n"
      "dtype from 16), the program spec on the linear program (21, 22).  With all,\n"
      "checks every point and names the first stage whose output breaks its spec,\n"
-     "with the rule and the node.",
+     "with the rule and the node.  A rewrite point N.R inside a stage is checked\n"
+     "too, and said to be inside it: a stage may break the spec there for a while.",
      ":verify\n"
      ":verify 14\n"
+     ":verify 15.7   -- inside stage 15: does the stage's output meet it too?\n"
      ":verify all    -- the first stage that breaks the spec, if any",
      "return k:verify(%s)"},
     {"report", NULL, ARGS_FILE, ":report FILE",
@@ -436,6 +439,8 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
                 : cmd->args == ARGS_STAGES ? 2
                 : cmd->args == ARGS_STAGE || cmd->args == ARGS_NUMBER || cmd->args == ARGS_STAGE_OR_ALL ? 1
                                            : 0;
+    /* the commands whose points may be rewrite points N.R */
+    bool takes_points = !strcmp(name, "diff") || !strcmp(name, "verify") || !strcmp(name, "check");
     StrBuf args;
     sb_init(&args);
     if (cmd->args == ARGS_STAGE_OR_ALL && !strcmp(rest, "all")) {
@@ -452,11 +457,12 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
         } else {
             sb_puts(&args, "nil");
         }
-    } else if (!int_args(rest, nargs, cmd->args == ARGS_STAGES)) {
+    } else if (!int_args(rest, nargs, takes_points)) {
         fprintf(stderr, ":%s takes %s\n", name,
                 nargs == 0                         ? "no arguments"
-                : cmd->args == ARGS_STAGE_OR_ALL   ? "one stage number or all"
+                : cmd->args == ARGS_STAGE_OR_ALL   ? "one point (a stage number or N.R) or all"
                 : cmd->args == ARGS_NUMBER         ? "one number"
+                : nargs == 1 && takes_points       ? "one point (a stage number or N.R)"
                 : nargs == 1                       ? "one stage number"
                                                    : "two points (stage numbers, or N.R after rewrite R)");
         sb_free(&args);

@@ -29,6 +29,10 @@ typedef struct LKernel {
 LProgram *program_alive(lua_State *L, int idx);
 /* the kernel at idx and its program (pushes nothing) */
 KernelPipeline *check_kernel(lua_State *L, int idx, LProgram **prog_out);
+/* argument idx as a point of the kernel: nil the current one, an integer a
+ * stage (*rewrite -1), a string "N.R" the point after rewrite R of stage N;
+ * raises for anything else */
+void luop_point_arg(lua_State *L, int idx, KernelPipeline *kp, int *stage, long *rewrite);
 /* the kernel at kernel_idx becomes uop.current() */
 void set_current(lua_State *L, int kernel_idx);
 /* pushes kernel i of the program at prog_idx as a Kernel userdata */

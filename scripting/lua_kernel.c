@@ -3,6 +3,7 @@
  * LLVM IR and assembly, sets opts, and checks or bisects the kernel against
  * the reference (core/debug). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
@@ -76,18 +77,37 @@ static Point current_point(const KernelPipeline *kp) {
  * stage, a string "N.R" the point after rewrite R of stage N */
 static Point point_arg(lua_State *L, int idx, KernelPipeline *kp) {
     if (lua_isnoneornil(L, idx)) return current_point(kp);
+    static const char usage[] = "a stage number, or \"N.R\" for the point after rewrite R of stage N";
     if (lua_type(L, idx) == LUA_TSTRING) {
-        const char *s = lua_tostring(L, idx);
-        int stage, used = 0;
-        long rewrite;
-        if (sscanf(s, "%d.%ld%n", &stage, &rewrite, &used) != 2 || s[used] || stage < 0 || rewrite < 0)
-            luaL_error(L, "point '%s': a stage number or N.R (after rewrite R of stage N), e.g. \"15.3\"",
-                       luop_quote(L, s));
-        if (stage > STAGE_COUNT)
-            luaL_error(L, "no stage %d: stages are 0 (the kernel as scheduled) to %d", stage, STAGE_COUNT);
-        return (Point){stage, rewrite};
+        /* digits, then a dot and digits or nothing: the whole string */
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len), *p = s;
+        long v[2] = {0, -1};
+        bool ok = true;
+        for (int part = 0; part < 2 && ok && (size_t)(p - s) < len; part++) {
+            if (part == 1 && *p++ != '.') ok = false;
+            const char *digits = p;
+            for (v[part] = 0; ok && (size_t)(p - s) < len && isdigit((unsigned char)*p) && p - digits < 9; p++)
+                v[part] = v[part] * 10 + (*p - '0');
+            ok = ok && p > digits;
+        }
+        if (!ok || (size_t)(p - s) != len) luaL_error(L, "point '%s': %s", luop_quote(L, s), usage);
+        if (v[0] > STAGE_COUNT)
+            luaL_error(L, "no stage %d: stages are 0 (the kernel as scheduled) to %d", (int)v[0], STAGE_COUNT);
+        return (Point){(int)v[0], v[1]};
+    }
+    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
+        lua_Number x = lua_tonumber(L, idx);
+        if (x != x) luaL_error(L, "point nan: %s", usage);
+        if (x != floor(x)) luaL_error(L, "point %s: %s", lua_tostring(L, idx), usage);
     }
     return (Point){stage_arg(L, idx, kp), -1};
+}
+
+void luop_point_arg(lua_State *L, int idx, KernelPipeline *kp, int *stage, long *rewrite) {
+    Point p = point_arg(L, idx, kp);
+    *stage = p.stage;
+    *rewrite = p.rewrite;
 }
 
 static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
@@ -773,14 +793,25 @@ static int k_opts(lua_State *L) {
         return luaL_error(L, "out of memory");
     }
     memcpy(before, cur, (size_t)nbefore * sizeof *before);
+    Point at = current_point(kp);
     pipeline_set_opts(kp, opts, n);
     /* checked now, by running stage 7, rather than at the next :goto or
-     * :run; refused opts leave the kernel with the opts it had */
-    char err[1024];
+     * :run; refused opts leave the kernel with the opts it had, where it
+     * stood.  A stage 7 that fails with the opts it had too (a rule
+     * inserted there) says nothing about the new ones, which are kept. */
+    char err[1024], err_before[1024];
     bool refused = !pipeline_root(kp, 7, err, sizeof err) && pipeline_failure(kp, 7);
     if (refused) {
         pipeline_set_opts(kp, before, nbefore);
         pipeline_set_opts_why(kp, why_before);
+        if (!pipeline_root(kp, 7, err_before, sizeof err_before) && pipeline_failure(kp, 7)) {
+            pipeline_set_opts(kp, opts, n);
+            refused = false;
+        } else if (at.rewrite >= 0) {
+            pipeline_seek_rewrite(kp, at.stage, (size_t)at.rewrite, err_before, sizeof err_before);
+        } else {
+            pipeline_seek(kp, at.stage, err_before, sizeof err_before);
+        }
     }
     free(before);
     free(why_before);
@@ -1118,7 +1149,7 @@ static void push_report(lua_State *L, const ValidateReport *rep, int n, const ch
  * returns false with the reason in err. */
 /* option `executor` of an options table: "auto" (the default),
  * "interpreter" or "compiled" */
-static CheckExecutor opt_executor(lua_State *L, int t, const char *what) {
+static CheckExecutor opt_executor(lua_State *L, int t, const char *what, const KernelPipeline *kp) {
     if (!lua_istable(L, t)) return CHECK_AUTO;
     lua_getfield(L, t, "executor");
     CheckExecutor how = CHECK_AUTO;
@@ -1126,6 +1157,9 @@ static CheckExecutor opt_executor(lua_State *L, int t, const char *what) {
         return luaL_error(L, "%s: executor must be \"auto\", \"interpreter\" or \"compiled\", got %s", what,
                           luop_describe(L, -1));
     lua_pop(L, 1);
+    if (how == CHECK_COMPILED && pipeline_options(kp).target == TARGET_GPU)
+        return luaL_error(L, "%s: executor \"compiled\" is for the cpu target; the gpu target's points run in the "
+                          "GPU emulator", what);
     return how;
 }
 
@@ -1170,7 +1204,7 @@ static int k_check(lua_State *L) {
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     check_option_keys(L, 3, "check", (const char *[]){"atol", "rtol", "quiet", "executor", NULL});
     double atol = opt_number(L, 3, "atol", 1e-5), rtol = opt_number(L, 3, "rtol", 1e-4);
-    CheckExecutor how = opt_executor(L, 3, "check");
+    CheckExecutor how = opt_executor(L, 3, "check", kp);
     char err[1024];
     if (!check_point(L, p, kernel_index(L, 1), pt, atol, rtol, how, err, sizeof err))
         return error_with_node(L, "check", err);
@@ -1326,7 +1360,7 @@ static int k_bisect(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, &p);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     check_option_keys(L, 2, "bisect", (const char *[]){"quiet", "all", "progress", "executor", NULL});
-    CheckExecutor how = opt_executor(L, 2, "bisect");
+    CheckExecutor how = opt_executor(L, 2, "bisect", kp);
     BisectShow show = {L, 0, pipeline_name(kp), NULL, false};
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "progress");

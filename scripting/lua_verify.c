@@ -174,28 +174,26 @@ static int verify_all(lua_State *L, KernelPipeline *kp) {
     return 1;
 }
 
-/* k:verify([n | "all"]): point n (default: the current point, a rewrite
- * point included) against the spec of its point */
+/* k:verify([n | "N.R" | "all"]): point n (default: the current point, a
+ * rewrite point included) against the spec of its point */
 int luop_kernel_verify(lua_State *L) {
     KernelPipeline *kp = check_kernel(L, 1, NULL);
-    if (lua_type(L, 2) == LUA_TSTRING) {
-        if (strcmp(lua_tostring(L, 2), "all") != 0)
-            return luaL_error(L, "verify: takes a point 0..%d or \"all\", not \"%s\"", STAGE_COUNT, luop_quote(L, lua_tostring(L, 2)));
-        return verify_all(L, kp);
-    }
+    if (lua_type(L, 2) == LUA_TSTRING && !strcmp(lua_tostring(L, 2), "all")) return verify_all(L, kp);
+    if (lua_type(L, 2) == LUA_TSTRING && !strchr(lua_tostring(L, 2), '.'))
+        return luaL_error(L, "verify: takes a point 0..%d, \"N.R\" or \"all\", not \"%s\"", STAGE_COUNT,
+                          luop_quote(L, lua_tostring(L, 2)));
+    if (lua_isinteger(L, 2) && (lua_tointeger(L, 2) < 0 || lua_tointeger(L, 2) > STAGE_COUNT))
+        return luaL_error(L, "verify: no point %d: points are 0 (the kernel as scheduled) to %d",
+                          (int)lua_tointeger(L, 2), STAGE_COUNT);
     int n;
-    long rewrite = -1;
-    if (lua_isnoneornil(L, 2)) {
-        n = pipeline_position(kp);
-        rewrite = pipeline_rewrite_position(kp);
-    } else {
-        lua_Integer v = luaL_checkinteger(L, 2);
-        if (v < 0 || v > STAGE_COUNT)
-            return luaL_error(L, "verify: no point %d: points are 0 (the kernel as scheduled) to %d", (int)v, STAGE_COUNT);
-        n = (int)v;
-    }
+    long rewrite;
+    luop_point_arg(L, 2, kp, &n, &rewrite);
     char err[1024];
     if (!verify_one(L, kp, n, rewrite, err, sizeof err)) return luaL_error(L, "verify: %s", err);
+    const StageResult *res = rewrite > 0 ? pipeline_ran(kp, n) : NULL;
+    if (res && (size_t)rewrite > res->rewrites)
+        return luaL_error(L, "verify: stage %d made %d rewrite%s: rewrite points are %d.0 to %d.%d", n,
+                          (int)res->rewrites, res->rewrites == 1 ? "" : "s", n, n, (int)res->rewrites);
     return 1;
 }
 

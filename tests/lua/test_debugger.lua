@@ -566,9 +566,12 @@ T.test("a point checked compiled gives the interpreter's verdict, for every poin
     uop.compile(a:matmul(b)):kernel(1):check(22, {executor = "jit"})
   end)
   T.raises('bisect: executor must be', function() uop.compile(a:matmul(b)):kernel(1):bisect{executor = 1} end)
-  -- the gpu target's points run in the GPU emulator: compiling them is refused, by name
-  T.raises("the gpu target's points run in the GPU emulator, not compiled", function()
+  -- the gpu target's points run in the GPU emulator: compiling them is refused when asked for
+  T.raises('check: executor "compiled" is for the cpu target; the gpu target\'s points run in the GPU emulator', function()
     uop.compile(a:matmul(b), {target = "gpu"}):kernel(1):check(22, {executor = "compiled"})
+  end)
+  T.raises('bisect: executor "compiled" is for the cpu target', function()
+    uop.compile(a:matmul(b), {target = "gpu"}):kernel(1):bisect{executor = "compiled"}
   end)
 end)
 

@@ -88,6 +88,19 @@ T.test("the cpu target refuses the opts that need local memory when they are giv
   T.raises("UPCAST axis 0: amount 3 does not divide the size 8", function() k:opts{{"UPCAST", 0, 3}} end)
   T.eq(opts_line(k), 'opts {{"UPCAST", 0, 4}}', "the hand opts before")
   T.contains(tostring(select(2, k:opts())), "given by hand")
+  -- a refusal leaves the kernel where it stood, at a stage or inside one
+  k:seek(12)
+  T.raises("opts refused", function() k:opts{{"UPCAST", 5, 2}} end)
+  T.eq(k:pos(), 12)
+  k:seek(15, 3)
+  T.raises("opts refused", function() k:opts{{"UPCAST", 5, 2}} end)
+  local stage, rewrite = k:pos()
+  T.eq(stage, 15)
+  T.eq(rewrite, 3)
+  -- a stage 7 that fails whatever the opts (a rule inserted there) does not refuse them
+  k:insert(7, uop.rules{ {name = "boom7", pattern = "(RANGE x)", rewrite = function() error("kaboom7") end} })
+  k:opts{{"UPCAST", 1, 2}}
+  T.eq(opts_line(k), 'opts {{"UPCAST", 1, 2}}', "kept: the failure is the inserted rule's")
 end)
 
 T.test("the cpu target takes PADTO and NOLOCALS as tinygrad does: the padded kernel computes the same", function()

@@ -454,14 +454,14 @@ if [[ "$err" == *"bad argument"* ]]; then bad ":goto never shows a Lua argument 
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:check 4\n:bisect\n:check x\n'
 expect_has ":check runs the kernel at a stage" "r_2_2_2 at stage 4 (initial symbolic): output0 float32 (2, 2, 1): 4 elements match" "$out"
 expect_has ":bisect checks every stage it can" "bisect r_2_2_2: no checked stage differs" "$out"
-expect_has ":check with a bad argument" ":check takes one stage number" "$err"
+expect_has ":check with a bad argument" ":check takes one point (a stage number or N.R)" "$err"
 
 # --- :verify checks a point, or every point, against the spec of its form ---
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\np = uop.compile(A:matmul(A))\n:verify\n:verify 21\n:verify all\n:verify x\n'
 expect_has ":verify the current point" "r_2_2_2 point 0 (as scheduled, kernel spec): ok, " "$out"
 expect_has ":verify N" "r_2_2_2 point 21 (stage 21 linearize, program spec): ok, " "$out"
 expect_has ":verify all" "r_2_2_2: all 23 points meet their spec" "$out"
-expect_has ":verify with a bad argument" ":verify takes one stage number or all" "$err"
+expect_has ":verify with a bad argument" ":verify takes one point (a stage number or N.R) or all" "$err"
 run $'A = Tensor.new({{1, 2}, {3, 4}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\nk:insert(17, uop.rules{ {name="idx", pattern="(ADD:int32 a b)", rewrite=function(m) return (m.a:cast("index") + m.b:cast("index")):cast("int32") end} })\n:verify all\n'
 expect_has ":verify all names the stage" "r_2_2_2: stage 17 (pre-matcher) is the first whose output breaks its spec" "$out"
 expect_has ":verify all names the node" "index dtype lowered: dtype index not lowered at %" "$out"
@@ -666,6 +666,11 @@ expect_has ":quit with an argument: the session goes on" "after" "$out"
 expect_has ":diff at point 0 says there is no point before it" "point 0 is the kernel as scheduled: no point comes before it" "$out"
 expect_has ":find of a bare op name says how to match the op" "ADD alone captures any node: (ADD) matches the op" "$err"
 expect_has ":find (ADD) finds the ADDs" "find (ADD) at point 0: 3 nodes" "$out"
+
+# --- :verify and :check at a rewrite point ---
+run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:verify 15.7\n:check 15.7\n'
+expect_has ":verify N.R checks that point, inside its stage" "point 15.7 is inside stage 15" "$out"
+expect_has ":check N.R runs that point" "at stage 15 (lower index dtype), rewrite 7 of 20: output0" "$out"
 
 # --- :diff between rewrite points ---
 run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:diff 15.3 15.7\n:diff 15.x\n'

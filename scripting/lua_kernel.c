@@ -454,7 +454,7 @@ static int k_stages(lua_State *L) {
             char line[512];
             snprintf(line, sizeof line, "  + %d also runs inserted rules: %s (k:rules(%d) counts their rewrites, k:remove(%d) "
                      "takes them out)", n, sb_str(&ins), n, n);
-            wrap_line(&inserted, line, 100, "      ");
+            wrap_line(&inserted, line, 80, "      ");
         }
         sb_free(&ins);
         if (r) {

@@ -412,12 +412,15 @@ static PNode *parse_node(Parser *ps) {
         size_t len = ident_len(ps->p);
         char word[32];
         Op op;
+        uint32_t cls;
         snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), ps->p);
-        /* a bare op name would capture any node under that name */
-        if (ps->p[len] != '@' && len < sizeof word && op_from_name(word, &op)) {
+        /* a bare op or op-class name would capture any node under that name */
+        if (ps->p[len] != '@' && len < sizeof word && (op_from_name(word, &op) || op_class_from_name(word, &cls))) {
+            /* "ADD:int32" is written "(ADD:int32)" */
+            size_t dt_len = ps->p[len] == ':' ? 1 + ident_len(ps->p + len + 1) : 0;
             ps->depth--;
-            return fail_at(ps, at, "%s alone captures any node: (%s) matches the op, a lower-case name such as x captures",
-                           word, word);
+            return fail_at(ps, at, "%s alone captures any node: (%.*s) matches the op, a lower-case name such as x captures",
+                           word, (int)(len + dt_len), ps->p);
         }
         n = new_pnode(ps, PN_ANY);
         if (n && !(len == 1 && *ps->p == '_')) {

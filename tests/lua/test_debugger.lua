@@ -446,7 +446,7 @@ T.test("the stage table marks the stages that run inserted rules, names the rule
   local text = tostring(k:stages())
   T.ok(text:find("\n   4  initial symbolic [^\n]* written %+\n"), text)
   T.ok(text:find("\n   5  simplify ranges [^\n]* written\n"), text)
-  T.contains(text, "\n  + 4 also runs inserted rules: mul_to_add (k:rules(4) counts their rewrites, k:remove(4) takes")
+  T.contains(text, "\n  + 4 also runs inserted rules: mul_to_add (k:rules(4) counts their rewrites,\n      k:remove(4) takes")
   T.eq(k:stages()[4].inserted, "mul_to_add")
   T.eq(k:stages()[5].inserted, nil)
   k:remove(4)

@@ -83,7 +83,7 @@ static Point point_arg(lua_State *L, int idx, KernelPipeline *kp) {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len), *p = s;
         long v[2] = {0, -1};
-        bool ok = true;
+        bool ok = len > 0;
         for (int part = 0; part < 2 && ok && (size_t)(p - s) < len; part++) {
             if (part == 1 && *p++ != '.') ok = false;
             const char *digits = p;

@@ -127,7 +127,7 @@ T.test("k:diff takes rewrite points as \"N.R\": what a run of rewrites changed",
   T.raises("stage 15 made " .. last .. " rewrites: rewrite points are 15.0 to 15." .. last,
            function() k:diff("15.999", 15) end)
   T.raises("point 'a.b': a stage number, or \"N.R\" for the point after rewrite R of stage N", function() k:diff("a.b") end)
-  for _, bad in ipairs{"15.3 ", " 15.3", "15.", ".3", "15.-1", "1e3", "0x10.1", "-1.2", "15.1\0"} do
+  for _, bad in ipairs{"", "15.3 ", " 15.3", "15.", ".3", "15.-1", "1e3", "0x10.1", "-1.2", "15.1\0"} do
     T.raises("a stage number, or \"N.R\"", function() k:diff(bad) end)
   end
   T.raises("point 15.5: a stage number", function() k:diff(15.5, 16) end)

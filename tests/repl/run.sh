@@ -688,6 +688,13 @@ wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')
 expect_eq ":stages fits 80 columns" "" "$wide"
 expect_has ":stages names the phases" "phases: rangeify 1-7, expander 8-10, devectorizer 11-15, linearizer 16-22" "$out"
 
+# --- :rewrites: a line per rewrite, its expressions on the line under it, within 80 columns ---
+run $'A = Tensor.new({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "float32")\nk = uop.compile(A:matmul(A)):kernel(1)\n:rewrites 15\n:rewrites 9\n'
+wide=$(printf '%s\n' "$out" | awk 'length($0) > 79')
+expect_eq ":rewrites fits 80 columns" "" "$wide"
+expect_has ":rewrites: the expressions under the rewrite" $'(core/stages/index_dtype.c:139)\n        ((index)(r0)*(index)(3))  ->  (index)((r0*3))' "$out"
+expect_has ":rewrites: the after under the before when both do not fit" $'\n    ->  UNROLL(' "$out"
+
 # --- :help and :help CMD fit an 80-column terminal ---
 helps=':help\n'
 for c in help load complete trace quit kernel stages step back goto next prev break breaks delete continue \

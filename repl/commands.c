@@ -222,7 +222,7 @@ static const CommandInfo commands[] = {
      ":bisect.",
      ":run",
      "local _, rep = k:program():run{validate = true}; return rep"},
-    {"check", NULL, ARGS_STAGE, ":check | :check N | :check N.R",
+    {"check", NULL, ARGS_POINT, ":check | :check N | :check N.R",
      "Runs the kernel as it is at stage N (default: the current stage) on real\n"
      "data and compares its output with the reference. A large kernel runs\n"
      "compiled with bounds checks; k:check(N, {executor = \"interpreter\"})\n"
@@ -437,10 +437,11 @@ static bool kernel_command(lua_State *L, const char *name, const char *rest) {
     /* integer arguments allowed; -1: one optional file name */
     int nargs = cmd->args == ARGS_FILE     ? -1
                 : cmd->args == ARGS_STAGES ? 2
-                : cmd->args == ARGS_STAGE || cmd->args == ARGS_NUMBER || cmd->args == ARGS_STAGE_OR_ALL ? 1
+                : cmd->args == ARGS_STAGE || cmd->args == ARGS_POINT || cmd->args == ARGS_NUMBER ||
+                          cmd->args == ARGS_STAGE_OR_ALL ? 1
                                            : 0;
-    /* the commands whose points may be rewrite points N.R */
-    bool takes_points = !strcmp(name, "diff") || !strcmp(name, "verify") || !strcmp(name, "check");
+    /* the arguments that may be rewrite points N.R */
+    bool takes_points = cmd->args == ARGS_POINT || cmd->args == ARGS_STAGES || cmd->args == ARGS_STAGE_OR_ALL;
     StrBuf args;
     sb_init(&args);
     if (cmd->args == ARGS_STAGE_OR_ALL && !strcmp(rest, "all")) {

@@ -11,8 +11,9 @@ typedef enum CommandResult { CMD_CONTINUE, CMD_QUIT } CommandResult;
 typedef enum CommandArgs {
     ARGS_NONE,
     ARGS_STAGE,   /* one stage number */
-    ARGS_STAGE_OR_ALL, /* one stage number or the word "all" */
-    ARGS_STAGES,  /* up to two stage numbers */
+    ARGS_POINT,   /* one point: a stage number or N.R (after rewrite R of stage N) */
+    ARGS_STAGE_OR_ALL, /* one point or the word "all" */
+    ARGS_STAGES,  /* up to two points */
     ARGS_BREAK,   /* rule NAME | op OP | node ID */
     ARGS_FILE,    /* a file name */
     ARGS_COMMAND, /* a command name */
@@ -31,8 +32,9 @@ typedef struct CommandInfo {
     const char *about;    /* what it does, lines of text */
     const char *examples; /* lines "COMMAND  -- what it does" */
     /* for a command on the current kernel: the Lua it runs with k bound to
-     * the kernel and its arguments in place of %s (integers for ARGS_STAGE
-     * and ARGS_STAGES, a file name string or nil for ARGS_FILE); NULL for
+     * the kernel and its arguments in place of %s (integers for ARGS_STAGE,
+     * integers or strings "N.R" for the points, a file name string or nil
+     * for ARGS_FILE); NULL for
      * the commands handled in C */
     const char *call;
 } CommandInfo;

@@ -346,8 +346,9 @@ static void complete_command_args(lua_State *L, const char *line, const char *wo
     char num[16];
     switch (cmd->args) {
     case ARGS_STAGE:
+    case ARGS_POINT:
     case ARGS_STAGES:
-        if (nprev < (cmd->args == ARGS_STAGE ? 1 : 2))
+        if (nprev < (cmd->args == ARGS_STAGES ? 2 : 1))
             for (int i = 0; i <= uopdb_lua_stage_count(); i++) {
                 snprintf(num, sizeof num, "%d", i);
                 add_prefixed(m, num, "", word);

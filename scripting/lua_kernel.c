@@ -114,14 +114,8 @@ static const UOp *point_root(lua_State *L, KernelPipeline *kp, Point p) {
     if (p.rewrite < 0) return root_at(L, kp, p.stage);
     char err[1024];
     const UOp *r = pipeline_rewrite_point(kp, p.stage, (size_t)p.rewrite, err, sizeof err);
-    if (!r) luaL_error(L, "%s", err);
     /* a point past the stage's rewrites is not its end: said as k:seek says it */
-    const StageResult *res = pipeline_ran(kp, p.stage);
-    if (res && (size_t)p.rewrite > res->rewrites) {
-        snprintf(err, sizeof err, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", p.stage,
-                 res->rewrites, res->rewrites == 1 ? "" : "s", p.stage, p.stage, res->rewrites);
-        luaL_error(L, "%s", err);
-    }
+    if (!r || !pipeline_rewrite_in_range(kp, p.stage, (size_t)p.rewrite, err, sizeof err)) luaL_error(L, "%s", err);
     return r;
 }
 

@@ -190,10 +190,8 @@ int luop_kernel_verify(lua_State *L) {
     luop_point_arg(L, 2, kp, &n, &rewrite);
     char err[1024];
     if (!verify_one(L, kp, n, rewrite, err, sizeof err)) return luaL_error(L, "verify: %s", err);
-    const StageResult *res = rewrite > 0 ? pipeline_ran(kp, n) : NULL;
-    if (res && (size_t)rewrite > res->rewrites)
-        return luaL_error(L, "verify: stage %d made %d rewrite%s: rewrite points are %d.0 to %d.%d", n,
-                          (int)res->rewrites, res->rewrites == 1 ? "" : "s", n, n, (int)res->rewrites);
+    if (rewrite > 0 && !pipeline_rewrite_in_range(kp, n, (size_t)rewrite, err, sizeof err))
+        return luaL_error(L, "verify: %s", err);
     return 1;
 }
 

@@ -626,14 +626,17 @@ const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, c
     return out;
 }
 
+bool pipeline_rewrite_in_range(const KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
+    const StageResult *res = pipeline_ran(kp, n);
+    if (!res || r <= res->rewrites) return true;
+    snprintf(err, errlen, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", n, res->rewrites,
+             res->rewrites == 1 ? "" : "s", n, n, res->rewrites);
+    return false;
+}
+
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen) {
-    if (!pipeline_rewrite_point(kp, n, r, err, errlen)) return false;
-    size_t total = kp->res[n].rewrites;
-    if (r > total) {
-        snprintf(err, errlen, "stage %d made %zu rewrite%s: rewrite points are %d.0 to %d.%zu", n, total,
-                 total == 1 ? "" : "s", n, n, total);
+    if (!pipeline_rewrite_point(kp, n, r, err, errlen) || !pipeline_rewrite_in_range(kp, n, r, err, errlen))
         return false;
-    }
     kp->pos = n;
     kp->rpos = (long)r;
     return true;

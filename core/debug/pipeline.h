@@ -131,6 +131,11 @@ bool pipeline_probe(KernelPipeline *kp, int n, long r, void (*probe)(const RuleS
  * rewrite point of stage n: the form the stage would leave, for checking a
  * point whose form nothing can run (a half-done expansion).  NULL + err. */
 const UOp *pipeline_complete_stage(KernelPipeline *kp, int n, const UOp *root, char *err, size_t errlen);
+/* Whether r is one of stage n's rewrite points, 0 to the rewrites it made
+ * (true before the stage ran); false with "stage 15 made 20 rewrites:
+ * rewrite points are 15.0 to 15.20".  pipeline_rewrite_point takes any r,
+ * giving the stage's end past them. */
+bool pipeline_rewrite_in_range(const KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
 /* Moves to (n, r); rewrite_position is then r, or -1 when the position is
  * a whole stage (after pipeline_seek). */
 bool pipeline_seek_rewrite(KernelPipeline *kp, int n, size_t r, char *err, size_t errlen);
